@@ -1,0 +1,41 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Stash",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "Stash", targets: ["Stash"]),
+        .executable(name: "stash", targets: ["StashCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(
+            name: "Stash",
+            dependencies: [
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "StashCLI",
+            dependencies: [
+                "Stash",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "StashTests",
+            dependencies: ["Stash"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,131 @@
+/// The error thrown by Stash's initialisers and disk writes.
+///
+/// Every error carries a ``code`` to switch on, a human-readable ``message``,
+/// and, when another error caused it, that ``cause`` (for example a
+/// ``SQLiteError`` with SQLite's result code, or a POSIX error number).
+///
+/// A cache miss is never an error: lookups return `nil`.
+///
+/// ```swift
+/// do {
+///     try disk.setValue(data, forKey: "")
+/// } catch let error as StashError where error.code == .invalidKey {
+///     print(error.message)   // "keys must not be empty"
+/// }
+/// ```
+public struct StashError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    ///
+    /// A struct over a private enum, so that new codes can be added without
+    /// breaking code that switches on the existing ones.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Wrapped: Hashable, Sendable {
+            case invalidArgument
+            case invalidKey
+            case valueTooLarge
+            case directoryUnusable
+            case ioFailed
+            case databaseFailed
+            case corrupted
+            case encodingFailed
+            case decodingFailed
+            case closed
+        }
+
+        let wrapped: Wrapped
+
+        init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+
+        /// An argument is out of its documented range, for example a negative limit.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// A key is not accepted, for example an empty disk-cache key.
+        public static let invalidKey = Code(.invalidKey)
+        /// A value is larger than the cache can ever hold.
+        public static let valueTooLarge = Code(.valueTooLarge)
+        /// The cache directory is missing, is not a directory, or cannot be created or written.
+        public static let directoryUnusable = Code(.directoryUnusable)
+        /// A file-system operation failed: the cause holds the POSIX error.
+        public static let ioFailed = Code(.ioFailed)
+        /// SQLite reported an error: the cause is a ``SQLiteError``.
+        public static let databaseFailed = Code(.databaseFailed)
+        /// Stored data is damaged. The cache sets it aside and keeps working.
+        public static let corrupted = Code(.corrupted)
+        /// A value could not be encoded by the cache's codec.
+        public static let encodingFailed = Code(.encodingFailed)
+        /// Stored bytes could not be decoded by the cache's codec.
+        public static let decodingFailed = Code(.decodingFailed)
+        /// The cache has been closed.
+        public static let closed = Code(.closed)
+
+        public var description: String {
+            switch wrapped {
+            case .invalidArgument: "invalid argument"
+            case .invalidKey: "invalid key"
+            case .valueTooLarge: "value too large"
+            case .directoryUnusable: "directory unusable"
+            case .ioFailed: "I/O failed"
+            case .databaseFailed: "database failed"
+            case .corrupted: "corrupted"
+            case .encodingFailed: "encoding failed"
+            case .decodingFailed: "decoding failed"
+            case .closed: "closed"
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A sentence describing what failed, naming the key or path where there is one.
+    public var message: String
+    /// The error that caused this one, if any: a ``SQLiteError``, a ``POSIXErrorCode``
+    /// wrapped in ``SystemCallError``, or an error thrown by a codec.
+    public var cause: (any Error & Sendable)?
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of failure this is.
+    ///   - message: A sentence describing what failed.
+    ///   - cause: The underlying error, if any. Defaults to `nil`.
+    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        if let cause {
+            return "StashError(\(code)): \(message) (cause: \(cause))"
+        }
+        return "StashError(\(code)): \(message)"
+    }
+}
+
+/// A failed system call, carrying the call's name and `errno`.
+///
+/// Appears as the ``StashError/cause`` of ``StashError/Code/ioFailed`` and
+/// ``StashError/Code/directoryUnusable`` errors.
+public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The name of the call that failed, for example `"open"` or `"rename"`.
+    public var call: String
+    /// The value of `errno` after the call.
+    public var errno: Int32
+
+    /// Creates an error for a failed system call.
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    public var description: String {
+        "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,28 @@
+import Testing
+@testable import Stash
+
+@Suite struct ClockTests {
+    @Test func manualClockAdvances() {
+        let clock = ManualClock(start: 5)
+        #expect(clock.nanosecondsNow == 5)
+        clock.advance(by: .milliseconds(3))
+        #expect(clock.nanosecondsNow == 3_000_005)
+    }
+
+    @Test func systemClockNeverGoesBackwards() {
+        let clock = SystemClock()
+        var previous = clock.nanosecondsNow
+        for _ in 0..<1000 {
+            let now = clock.nanosecondsNow
+            #expect(now >= previous)
+            previous = now
+        }
+    }
+
+    @Test func durationConversionClamps() {
+        #expect(Duration.seconds(2).nanosecondsClamped == 2_000_000_000)
+        #expect(Duration.seconds(Int64.max).nanosecondsClamped == .max)
+        #expect(Int64.max.addingClamped(1) == .max)
+        #expect(Int64.min.addingClamped(-1) == .min)
+    }
+}
