@@ -272,7 +272,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         return slot >= 0 && staleReason(slot, now: nil) == nil
     }
 
-    /// Stores `value`, then evicts until the limits hold again.
+    /// Stores `value`, first evicting in policy order until it fits within the limits.
     ///
     /// - Parameter ttl: Nanoseconds to live, or nil for no limit of its own.
     @inlinable
@@ -291,10 +291,13 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         let expiry = ttl.map { now.addingClamped($0) } ?? .max
         if slot >= 0 {
             let entry = entries + Int(slot)
+            // Take the old cost out first, so making room never overflows.
+            totalCost -= entry.pointee.cost
+            makeRoom(count: 0, cost: cost, protecting: slot, into: &evicted)
             let oldValue = entry.pointee.value
             entry.pointee.value = value
             evicted.append(key: key, value: oldValue, reason: .replaced)
-            totalCost += cost - entry.pointee.cost
+            totalCost += cost
             if entry.pointee.expiry != .max { expiringCount -= 1 }
             if expiry != .max { expiringCount += 1 }
             entry.pointee.cost = cost
@@ -302,8 +305,12 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
             entry.pointee.expiry = expiry
             queue.access(slot)
         } else {
-            if (count + 1) * 4 > (bucketMask + 1) * 3 {
-                growIndex()
+            let countBefore = count
+            makeRoom(count: 1, cost: cost, protecting: -1, into: &evicted)
+            let mustGrow = (count + 1) * 4 > (bucketMask + 1) * 3
+            if mustGrow { growIndex() }
+            if mustGrow || count != countBefore {
+                // Growing moves every bucket, and evictions may have shifted some.
                 bucket = find(key, hash: hash).bucket
             }
             slot = allocateSlot()
@@ -315,7 +322,18 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
             if expiry != .max { expiringCount += 1 }
             queue.insert(slot)
         }
-        trimToLimits(protecting: slot, into: &evicted)
+    }
+
+    /// Evicts in policy order, never `protected`, until `count` more entries
+    /// and `cost` more cost fit within the limits. `cost` must be at most
+    /// `costLimit`, so the comparison cannot overflow.
+    @inlinable
+    func makeRoom(count extra: Int, cost: Int, protecting protected: Int32, into evicted: inout EvictedEntries<Key, Value>) {
+        while count > countLimit - extra || totalCost > costLimit - cost {
+            let victim = queue.victim(skipping: protected)
+            guard victim >= 0 else { return }
+            remove(slot: victim, reason: count > countLimit - extra ? .countLimit : .costLimit, into: &evicted)
+        }
     }
 
     /// Why a value with this cost and time to live cannot be stored at all, if it cannot.
@@ -359,14 +377,10 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         remove(slot: slot, bucket: bucket(ofSlot: slot), reason: reason, into: &evicted)
     }
 
-    /// Evicts in eviction order, never `protected`, until count and cost are within their limits.
-    @inlinable
-    func trimToLimits(protecting protected: Int32 = -1, into evicted: inout EvictedEntries<Key, Value>) {
-        while count > countLimit || totalCost > costLimit {
-            let victim = queue.victim(skipping: protected)
-            guard victim >= 0 else { return }
-            remove(slot: victim, reason: count > countLimit ? .countLimit : .costLimit, into: &evicted)
-        }
+    /// Evicts in eviction order until count and cost are within their limits,
+    /// after a limit was lowered.
+    func trimToLimits(into evicted: inout EvictedEntries<Key, Value>) {
+        makeRoom(count: 0, cost: 0, protecting: -1, into: &evicted)
     }
 
     /// Evicts in eviction order until at most `maxCount` entries remain. O(removed).

@@ -1,0 +1,18 @@
+@testable import Stash
+
+/// A cache for tests: manual clock, no background timer, values released on the caller's thread.
+func makeMemoryCache<Key: Hashable & Sendable, Value: Sendable>(
+    _ keyType: Key.Type = String.self,
+    _ valueType: Value.Type = Int.self,
+    countLimit: Int = .max,
+    costLimit: Int = .max,
+    ageLimit: Duration? = nil,
+    policy: EvictionPolicy = .lru,
+    clock: ManualClock = ManualClock(),
+    removesAllOnMemoryPressure: Bool = true
+) -> MemoryCache<Key, Value> {
+    MemoryCache<Key, Value>(
+        countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
+        autoTrimInterval: nil, releasesValuesInBackground: false,
+        removesAllOnMemoryPressure: removesAllOnMemoryPressure, clock: clock)
+}
