@@ -41,7 +41,8 @@ protocol MemoryPressureObserver: AnyObject, Sendable {
 /// monitor is edge-triggered: it notifies when the process goes from not under
 /// pressure to under pressure, and then, while pressure persists, once more
 /// every ``Configuration/cooldown``. When pressure ends it re-arms, so the
-/// next rise notifies at once. The timer stops when the last observer is
+/// next rise notifies at once. The first sample after the first observer
+/// registers counts as a rise if pressure is already high. The timer stops when the last observer is
 /// removed, or at the next tick after the last observer was deallocated.
 /// Signals that cannot be read (no PSI, no cgroup) are ignored, and reported
 /// once at debug level through the logger labelled `Stash.MemoryPressure`.
@@ -54,7 +55,9 @@ protocol MemoryPressureObserver: AnyObject, Sendable {
 /// ``configuration`` has no effect there.
 ///
 /// Thread-safe: every method may be called from any thread. State is guarded
-/// by a lock that is never held while an observer runs.
+/// by a lock that is held only briefly and never while an observer runs; no
+/// method blocks except to wait for that lock, and ``notifyMemoryPressure()``
+/// to run the observers.
 public final class MemoryPressureMonitor: @unchecked Sendable {
     // @unchecked Sendable: the stored `let`s are immutable and Sendable; every
     // `var` below is read and written only with `lock` held. `pollLock` only
@@ -64,7 +67,9 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     ///
     /// On Linux it polls the kernel's files; on Apple platforms it listens to
     /// system events; elsewhere it only relays ``notifyMemoryPressure()``.
-    /// Created on first use, which reads `/proc/self/cgroup` once on Linux.
+    /// Created on first use, which reads `/proc/self/cgroup` once on Linux;
+    /// no timer runs until a cache registers. Thread-safe; O(1) after the
+    /// first access.
     public static let shared: MemoryPressureMonitor = {
         #if os(Linux) || os(Android)
         return MemoryPressureMonitor(source: LinuxMemoryPressureSource(), startsTimer: true)
@@ -130,8 +135,10 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     /// a read-modify-write such as `shared.configuration.cooldown = nil` is
     /// not: when several threads change it, the last write wins.
     ///
-    /// Defaults to ``Configuration/init()``. Thread-safe; takes a lock briefly.
-    /// Changing the configuration of ``shared`` affects every cache.
+    /// Defaults to ``Configuration/init()``. Changing the configuration of
+    /// ``shared`` affects every cache.
+    ///
+    /// - Complexity: O(1). Thread-safe; blocks only to take a lock briefly.
     public var configuration: Configuration {
         get { lock.withLock { currentConfiguration } }
         set {
@@ -318,7 +325,8 @@ private struct WeakObserver {
 extension MemoryPressureMonitor {
     /// When the monitor considers memory short, and how often it looks.
     ///
-    /// Used on Linux only; Apple platforms are told by the system.
+    /// Used on Linux only; Apple platforms are told by the system. A plain
+    /// value: `Sendable`, O(1) to copy, no thread-safety concerns of its own.
     public struct Configuration: Sendable, Equatable {
         /// PSI threshold, in percent: pressure when `some avg10` of
         /// `/proc/pressure/memory` — the share of the last 10 seconds in which
@@ -326,11 +334,11 @@ extension MemoryPressureMonitor {
         ///
         /// Defaults to 10: a stall one tenth of the time means reclaim is
         /// already hurting latency, while an idle or healthy machine reads 0.
-        /// `nil` ignores PSI.
+        /// `nil` ignores PSI; 0 or less means always under pressure.
         public var psiThreshold: Double?
 
-        /// cgroup threshold, as a fraction of the limit: pressure when the
-        /// process's memory cgroup uses at least this share of its limit.
+        /// cgroup threshold, as a fraction of the limit (0–1): pressure when
+        /// the process's memory cgroup uses at least this share of its limit.
         ///
         /// Defaults to 0.90, leaving caches room to shrink before the kernel
         /// reclaims or kills at the limit. `nil` ignores the cgroup's usage.
@@ -350,11 +358,14 @@ extension MemoryPressureMonitor {
         /// While pressure persists, how long after a notification the next
         /// one comes. Defaults to 30 seconds: long enough not to flush caches
         /// on every sample, short enough to trim a cache that refilled.
-        /// `nil` notifies only when pressure rises, never while it persists.
+        /// `nil` notifies only when pressure rises, never while it persists;
+        /// zero (or less) notifies at every sample while it persists.
         /// Rises after pressure ended always notify at once.
         public var cooldown: Duration?
 
-        /// Creates a configuration; every parameter defaults to the documented default.
+        /// Creates a configuration; every parameter defaults to the documented
+        /// default. O(1); does not validate: see each property for how odd
+        /// values are treated.
         ///
         /// - Parameters:
         ///   - psiThreshold: PSI `some avg10` threshold in percent; `nil` disables. Default 10.
