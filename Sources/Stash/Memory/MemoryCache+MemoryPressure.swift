@@ -37,7 +37,7 @@ extension MemoryCache {
     }
 }
 
-extension MemoryCacheCore {
+extension MemoryCacheCore: MemoryPressureObserver {
     func didReceiveMemoryPressure() {
         if lock.withLock({ removesAllOnMemoryPressure }) {
             logger.debug("memory pressure: removing all entries", metadata: ["cache": "\(name)"])
@@ -61,9 +61,5 @@ extension MemoryCacheCore {
         for value in values {
             (value as? any DiscardableContent)?.discardContentIfPossible()
         }
-    }
-
-    /// Subscribes to the process-wide memory-pressure monitor.
-    func startObservingMemoryPressure() {
     }
 }

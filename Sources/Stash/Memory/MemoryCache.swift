@@ -61,7 +61,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   - logger: Where the cache reports misuse and background failures.
     ///     Defaults to a logger labelled `Stash.MemoryCache`.
     /// - Complexity: O(1). Does not block.
-    public init(
+    public convenience init(
         name: String = "",
         countLimit: Int = .max,
         costLimit: Int = .max,
@@ -74,6 +74,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         clock: any CacheClock = SystemClock(),
         logger: Logger = Logger(label: "Stash.MemoryCache")
     ) {
+        self.init(
+            name: name, countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
+            autoTrimInterval: autoTrimInterval, releasesValuesInBackground: releasesValuesInBackground,
+            removesAllOnMemoryPressure: removesAllOnMemoryPressure,
+            removesAllOnEnteringBackground: removesAllOnEnteringBackground,
+            clock: clock, logger: logger, memoryPressureMonitor: .shared)
+    }
+
+    /// Creates a cache that listens to `memoryPressureMonitor`: for tests, which
+    /// inject a monitor they drive themselves.
+    init(
+        name: String, countLimit: Int, costLimit: Int, ageLimit: Duration?, policy: EvictionPolicy,
+        autoTrimInterval: Duration?, releasesValuesInBackground: Bool,
+        removesAllOnMemoryPressure: Bool, removesAllOnEnteringBackground: Bool,
+        clock: any CacheClock, logger: Logger, memoryPressureMonitor: MemoryPressureMonitor
+    ) {
         core = MemoryCacheCore(
             name: name, policy: policy, countLimit: countLimit, costLimit: costLimit,
             ageLimit: ageLimit, autoTrimInterval: autoTrimInterval,
@@ -81,7 +97,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             removesAllOnMemoryPressure: removesAllOnMemoryPressure,
             removesAllOnEnteringBackground: removesAllOnEnteringBackground,
             clock: clock, logger: logger)
-        core.startObservingMemoryPressure()
+        memoryPressureMonitor.addObserver(core)
     }
 
     /// The name given at initialisation, for logs.

@@ -127,3 +127,46 @@ import Testing
         #expect(cache.count == 0)
     }
 }
+
+@Suite struct MemoryCachePressureTests {
+    @Test func pressureFromTheMonitorEmptiesTheCache() {
+        let source = FakeMemoryPressureSource(.psi(0))
+        let monitor = MemoryPressureMonitor.forTesting(source)
+        let recorder = EvictionRecorder<String, Int>()
+        let cache = makeMemoryCache(monitor: monitor)
+        cache.onEvict = recorder.callback
+        cache.setValue(1, forKey: "a")
+        cache.setValue(2, forKey: "b")
+        #expect(!monitor.poll(), "no pressure yet")
+        #expect(cache.count == 2)
+        source.reading = .psi(80)
+        #expect(monitor.poll())
+        #expect(cache.count == 0)
+        #expect(Set(recorder.keys(.memoryPressure)) == ["a", "b"])
+        #expect(cache.statistics.evictions == 2)
+    }
+
+    @Test func appSignalsReachEveryCacheOnTheMonitor() {
+        let monitor = MemoryPressureMonitor.forTesting(FakeMemoryPressureSource())
+        let first = makeMemoryCache(monitor: monitor)
+        let second = makeMemoryCache(monitor: monitor)
+        first.setValue(1, forKey: "a")
+        second.setValue(1, forKey: "a")
+        monitor.notifyMemoryPressure()
+        #expect(first.count == 0)
+        #expect(second.count == 0)
+    }
+
+    @Test func theMonitorDoesNotKeepCachesAlive() {
+        let monitor = MemoryPressureMonitor.forTesting(FakeMemoryPressureSource(), startsTimer: true)
+        weak var weakCache: MemoryCache<String, Int>?
+        do {
+            let cache = makeMemoryCache(monitor: monitor)
+            weakCache = cache
+            #expect(monitor.observerCount == 1)
+        }
+        #expect(weakCache == nil)
+        _ = monitor.poll()
+        #expect(monitor.observerCount == 0)
+    }
+}

@@ -1,3 +1,4 @@
+import Logging
 @testable import Stash
 
 /// A cache for tests: manual clock, no background timer, values released on the caller's thread.
@@ -9,10 +10,12 @@ func makeMemoryCache<Key: Hashable & Sendable, Value: Sendable>(
     ageLimit: Duration? = nil,
     policy: EvictionPolicy = .lru,
     clock: ManualClock = ManualClock(),
-    removesAllOnMemoryPressure: Bool = true
+    removesAllOnMemoryPressure: Bool = true,
+    monitor: MemoryPressureMonitor = .forTesting(FakeMemoryPressureSource())
 ) -> MemoryCache<Key, Value> {
     MemoryCache<Key, Value>(
-        countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
+        name: "test", countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
         autoTrimInterval: nil, releasesValuesInBackground: false,
-        removesAllOnMemoryPressure: removesAllOnMemoryPressure, clock: clock)
+        removesAllOnMemoryPressure: removesAllOnMemoryPressure, removesAllOnEnteringBackground: false,
+        clock: clock, logger: Logger(label: "test"), memoryPressureMonitor: monitor)
 }
