@@ -120,6 +120,20 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One indexed `SELECT`, O(log n), plus reading the value.
     ///   Blocks on disk I/O. Thread-safe.
     public func value(forKey key: String) throws(StashError) -> Value? {
+        try valueWithMetadata(forKey: key)?.value
+    }
+
+    /// A value read back, with what ``Cache`` needs to promote it into memory.
+    struct Found {
+        var value: Value
+        /// The encoded size in bytes.
+        var size: Int
+        /// When it expires, on the cache's clock, or nil for never.
+        var expiration: Int64?
+    }
+
+    /// ``value(forKey:)``, with the value's encoded size and expiration.
+    func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
         guard let item = try core.withStorage({ storage throws(StashError) in try storage.value(forKey: key) }) else {
             return nil
         }
@@ -128,7 +142,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
             return nil
         }
         do {
-            return try core.codec.decode(item.value)
+            return Found(value: try core.codec.decode(item.value), size: item.size, expiration: item.expirationTime)
         } catch {
             core.logger.error(
                 "could not decode a stored value; removing it",
@@ -179,18 +193,25 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One transaction, plus writing a file for a large value.
     ///   Blocks on disk I/O. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil, extendedData: Data? = nil) throws(StashError) {
+        _ = try setValueReturningSize(value, forKey: key, ttl: ttl, extendedData: extendedData)
+    }
+
+    /// ``setValue(_:forKey:ttl:extendedData:)``, returning the encoded size: the
+    /// default memory cost in ``Cache``.
+    func setValueReturningSize(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data? = nil) throws(StashError) -> Int {
         try core.storage.validate(key)
         let bytes: Data
         do {
             bytes = try core.codec.encode(value)
         } catch {
-            throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error as? any Error & Sendable)
+            throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
         }
-        try setEncodedValue(bytes, forKey: key, ttl: ttl, extendedData: extendedData)
+        try store(bytes, forKey: key, ttl: ttl, extendedData: extendedData)
+        return bytes.count
     }
 
-    /// Stores bytes already encoded: for ``Cache``, which encodes once for both tiers.
-    func setEncodedValue(_ bytes: Data, forKey key: String, ttl: Duration?, extendedData: Data?) throws(StashError) {
+    /// Writes encoded bytes and keeps the limits.
+    private func store(_ bytes: Data, forKey key: String, ttl: Duration?, extendedData: Data?) throws(StashError) {
         let ttlNanos = ttl?.nanosecondsClamped
         try core.withStorage { storage throws(StashError) in
             if let ttlNanos, ttlNanos <= 0 {
@@ -202,7 +223,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
                     .valueTooLarge,
                     "a value of \(bytes.count) bytes exceeds the size limit of \(core.sizeLimit) for key \(KVStorage.describe(key)); nothing was changed")
             }
-            let expiration = ttlNanos.map { core.clock.nanosecondsNow.addingClamped($0) }
+            let expiration = core.expiration(ttl: ttlNanos, now: core.clock.nanosecondsNow)
             try storage.setValue(bytes, forKey: key, expiration: expiration, extendedData: extendedData)
             try core.enforceSizeLimits(storage)
         }

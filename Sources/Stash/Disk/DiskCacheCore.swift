@@ -64,6 +64,13 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     // MARK: - Limits
 
+    /// When an entry written now with `ttl` nanoseconds to live expires: the
+    /// sooner of its own time to live and the age limit, or nil for never.
+    func expiration(ttl: Int64?, now: Int64) -> Int64? {
+        let deadline = Swift.min(ttl.map { now.addingClamped($0) } ?? .max, now.addingClamped(ageLimit))
+        return deadline == .max ? nil : deadline
+    }
+
     /// Whether an entry written at `modificationTime` is past the age limit.
     func isTooOld(modificationTime: Int64, now: Int64) -> Bool {
         ageLimit != .max && now &- modificationTime >= ageLimit
@@ -88,10 +95,9 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         do {
             try withStorage { storage throws(StashError) in
                 try storage.flushAccessTimes()
+                // Writes record the age limit as an expiration time, so this
+                // also removes entries past the age limit.
                 _ = try storage.removeExpired()
-                if ageLimit != .max {
-                    _ = try storage.trim(toAge: .nanoseconds(ageLimit))
-                }
                 try enforceSizeLimits(storage)
                 if freeDiskSpaceLimit > 0 {
                     _ = try storage.trimForFreeDiskSpace(limit: freeDiskSpaceLimit)
@@ -118,7 +124,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
             guard let self else { return }
             do {
                 let report = try withStorage { storage throws(StashError) in try storage.checkConsistency() }
-                if report.repairedAnything {
+                if !report.isClean {
                     logger.notice("consistency check repaired the cache", metadata: ["report": "\(report)"])
                 }
             } catch {
