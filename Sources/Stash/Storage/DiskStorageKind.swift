@@ -56,6 +56,8 @@ public enum DiskStorageKind: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The kind as written in Swift, e.g. `mixed(inlineThreshold: 16384)`, for logs
+    /// and the command-line tool.
     public var description: String {
         switch self {
         case .sqlite: "sqlite"

@@ -74,6 +74,8 @@ public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
         repairedCount == 0 && !totalsCorrected && !manifestReset
     }
 
+    /// A one-line English summary of what was repaired, or
+    /// `"consistent: nothing to repair"`.
     public var description: String {
         if isClean { return "consistent: nothing to repair" }
         var parts: [String] = []

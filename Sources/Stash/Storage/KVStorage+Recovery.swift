@@ -170,6 +170,12 @@ extension KVStorage {
         }
     }
 
+    /// Whether `manifest.sqlite` is still the file this instance opened (one `lstat`).
+    func manifestIsCurrent() -> Bool {
+        guard let manifestIdentity else { return true }
+        return (try? FileSystem.entryStatus(manifestPath).identity) == manifestIdentity
+    }
+
     /// Forgets everything cached in memory about the manifest's contents.
     func resetMemoryState() {
         pendingAccessTimes.removeAll()
@@ -184,8 +190,7 @@ extension KVStorage {
     /// - Complexity: O(1): one `lstat`.
     func requireWritableConnection() throws(StashError) -> SQLiteConnection {
         let connection = try requireConnection()
-        let current = try? FileSystem.entryStatus(manifestPath).identity
-        guard let manifestIdentity, current != manifestIdentity else { return connection }
+        if manifestIsCurrent() { return connection }
         logger.notice("the manifest was replaced or removed by someone else; reopening it")
         connection.close()
         self.connection = nil

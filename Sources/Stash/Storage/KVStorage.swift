@@ -73,7 +73,7 @@ struct KVStorageOptions: Sendable {
 /// extended data, an expiration time and access times, kept in one directory.
 ///
 /// The layout on disk and the write protocol are described at the top of this
-/// file. ``DiskCache`` builds typed, thread-safe caching on top of it.
+/// file. The `DiskCache` facade builds typed, thread-safe caching on top of it.
 ///
 /// - Important: NOT thread-safe. Every method (except the ``trash``'s
 ///   ``Trash/empty()``) must be called with the owner's lock held, one call at a
@@ -212,7 +212,9 @@ final class KVStorage {
     /// ``StashError/Code/closed``.
     func close() {
         guard !isClosed else { return }
-        if !pendingAccessTimes.isEmpty {
+        // If the manifest was replaced or deleted meanwhile, the pending times are for
+        // entries that are gone: do not recreate a removed cache just to save them.
+        if !pendingAccessTimes.isEmpty, manifestIsCurrent() {
             do {
                 try flushAccessTimes()
             } catch {
@@ -454,7 +456,7 @@ final class KVStorage {
             guard let row else { return nil }
 
             if let expiration = row.expirationTime, expiration <= now {
-                try removeExpiredEntry(key, now: now)
+                removeAfterMiss("expired") { () throws(StashError) in try removeExpiredEntry(key, now: now) }
                 return nil
             }
 
@@ -468,7 +470,10 @@ final class KVStorage {
                         "a value's file is damaged; dropping the entry",
                         metadata: ["key": "\(Self.describe(key))", "file": "\(filename)", "reason": "\(reason)"]
                     )
-                    let removed = try removeDamagedEntry(key, filename: filename)
+                    var removed = true
+                    removeAfterMiss("damaged") { () throws(StashError) in
+                        removed = try removeDamagedEntry(key, filename: filename)
+                    }
                     removeDataFile(filename)
                     if removed { return nil }
                     continue  // the row changed under us: look again
@@ -480,7 +485,9 @@ final class KVStorage {
                         "an inline value has the wrong length; dropping the entry",
                         metadata: ["key": "\(Self.describe(key))", "expected": "\(row.size)", "actual": "\(bytes.count)"]
                     )
-                    _ = try removeDamagedInlineEntry(key, size: row.size)
+                    removeAfterMiss("damaged") { () throws(StashError) in
+                        _ = try removeDamagedInlineEntry(key, size: row.size)
+                    }
                     return nil
                 }
                 value = bytes
@@ -494,6 +501,17 @@ final class KVStorage {
             )
         }
         return nil
+    }
+
+    /// Runs the clean-up that follows a miss (removing an expired or damaged entry).
+    /// A failure (say, the database stayed locked) is logged, not thrown: the read
+    /// is a miss either way, and the entry is removed by a later read or trim.
+    private func removeAfterMiss(_ what: String, _ body: () throws(StashError) -> Void) {
+        do {
+            try body()
+        } catch {
+            logger.notice("could not remove a \(what) entry after a miss", metadata: ["error": "\(error)"])
+        }
     }
 
     /// One manifest row as ``value(forKey:)`` reads it.

@@ -112,6 +112,7 @@ final class SQLiteConnection {
     /// hide other connections' commits.
     ///
     /// - Throws: ``SQLiteError`` from preparing or from `body`.
+    @discardableResult
     func withStatement<Result>(
         _ sql: String,
         _ body: (SQLiteStatement) throws(SQLiteError) -> Result

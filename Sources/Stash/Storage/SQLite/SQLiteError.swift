@@ -72,6 +72,9 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED
     }
 
+    /// A one-line summary: the codes, SQLite's message and the SQL, for logs.
+    ///
+    /// - Complexity: O(n) in the length of the message and SQL.
     public var description: String {
         var text = "SQLite error \(resultCode)"
         if extendedResultCode != resultCode {
