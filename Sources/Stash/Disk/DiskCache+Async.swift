@@ -60,7 +60,7 @@ extension DiskCache {
         try await core.run { [self] () throws(StashError) in try trim(toSize: maxSize) }
     }
 
-    /// Trims entries not accessed for `age`. See ``trim(toAge:)``.
+    /// Removes entries written `age` or longer ago. See ``trim(toAge:)``.
     public func trim(toAge age: Duration) async throws(StashError) {
         try await core.run { [self] () throws(StashError) in try trim(toAge: age) }
     }

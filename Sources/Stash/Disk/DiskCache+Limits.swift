@@ -110,7 +110,8 @@ extension DiskCache {
         try core.withStorage { storage throws(StashError) in _ = try storage.trim(toSize: Swift.max(maxSize, 0)) }
     }
 
-    /// Removes every entry not accessed for `age` or longer.
+    /// Removes every entry written `age` or longer ago. Ages count from the
+    /// last write, as for ``ageLimit``; reads don't renew them.
     ///
     /// - Throws: ``StashError`` on a disk failure; entries removed before it stay removed.
     /// - Complexity: O(removed × log n), in batched transactions. Blocks on disk I/O. Thread-safe.

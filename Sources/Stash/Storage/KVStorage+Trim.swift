@@ -150,10 +150,11 @@ extension KVStorage {
         }
     }
 
-    /// Removes entries not accessed within `age` of now.
+    /// Removes entries written `age` or longer ago: ages count from the last write,
+    /// as in the memory tier, and reads don't renew them.
     ///
-    /// - Parameter age: The largest time since the last access to keep; must not be
-    ///   negative. `.zero` removes every entry last accessed before now.
+    /// - Parameter age: The age from which entries go; must not be negative.
+    ///   `.zero` removes every entry.
     /// - Returns: The number of entries removed.
     /// - Complexity: O(k log n) for k removed entries (indexed).
     /// - Throws: ``StashError``: `.invalidArgument` for a negative age;
@@ -163,11 +164,10 @@ extension KVStorage {
         guard age >= .zero else {
             throw StashError(.invalidArgument, "an age limit must not be negative (got \(age))")
         }
-        try flushAccessTimes()
         let cutoff = clock.nanosecondsNow.addingClamped(-age.nanosecondsClamped)
         let batch = Int64(options.trimBatchSize)
         return try removeInBatches("trimming to an age of \(age)") { connection throws(SQLiteError) in
-            try selectVictims(connection, Manifest.SQL.selectAccessedBefore) { statement throws(SQLiteError) in
+            try selectVictims(connection, Manifest.SQL.selectWrittenBefore) { statement throws(SQLiteError) in
                 try statement.bind(cutoff, at: 1)
                 try statement.bind(batch, at: 2)
             }

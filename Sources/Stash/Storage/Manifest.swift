@@ -9,7 +9,7 @@ import CSQLite
 ///          filename TEXT NULL,            -- the value's file in data/, NULL when inline
 ///          size INTEGER,                  -- the value's length in bytes
 ///          inline_data BLOB NULL,         -- the value, when inline
-///          modification_time INTEGER,     -- ns on the storage's clock
+///          modification_time INTEGER,     -- ns on the storage's clock; indexed, drives age trims
 ///          last_access_time INTEGER,      -- ns; indexed, drives LRU trimming
 ///          expiration_time INTEGER NULL,  -- ns; indexed (partial), NULL = never
 ///          extended_data BLOB NULL)       -- opaque bytes the facade stores beside the value
@@ -44,6 +44,7 @@ enum Manifest {
             extended_data BLOB
         );
         CREATE INDEX IF NOT EXISTS manifest_last_access_time ON manifest(last_access_time);
+        CREATE INDEX IF NOT EXISTS manifest_modification_time ON manifest(modification_time);
         CREATE INDEX IF NOT EXISTS manifest_expiration_time ON manifest(expiration_time)
             WHERE expiration_time IS NOT NULL;
         CREATE TABLE IF NOT EXISTS manifest_totals (
@@ -114,9 +115,9 @@ enum Manifest {
         static let selectLeastRecentlyUsed = """
             SELECT rowid, filename, size FROM manifest ORDER BY last_access_time, rowid LIMIT ?1
             """
-        static let selectAccessedBefore = """
-            SELECT rowid, filename, size FROM manifest WHERE last_access_time < ?1
-            ORDER BY last_access_time, rowid LIMIT ?2
+        static let selectWrittenBefore = """
+            SELECT rowid, filename, size FROM manifest WHERE modification_time <= ?1
+            ORDER BY modification_time, rowid LIMIT ?2
             """
         static let selectExpired = """
             SELECT rowid, filename, size FROM manifest WHERE expiration_time <= ?1 LIMIT ?2

@@ -9,6 +9,7 @@ import Testing
         var extendedData: Data?
         var expiration: Int64?
         var lastAccess: Int64
+        var written: Int64
     }
 
     /// The reference: what the storage must hold.
@@ -56,7 +57,7 @@ import Testing
                 let expiration: Int64? = Bool.random(using: &random) ? now + Int64.random(in: 1...80, using: &random) : nil
                 let extended: Data? = Bool.random(using: &random) ? Data([UInt8(size & 0xFF)]) : nil
                 try storage.setValue(value, forKey: key, expiration: expiration, extendedData: extended)
-                model.entries[key] = ModelEntry(value: value, extendedData: extended, expiration: expiration, lastAccess: now)
+                model.entries[key] = ModelEntry(value: value, extendedData: extended, expiration: expiration, lastAccess: now, written: now)
             case 35..<65:
                 let item = try storage.value(forKey: key)
                 if let entry = model.entries[key], !model.isExpired(entry, now: now) {
@@ -93,7 +94,7 @@ import Testing
             case 93..<95:
                 let age = Int64.random(in: 0...100, using: &random)
                 let removed = try storage.trim(toAge: .nanoseconds(age))
-                let old = model.entries.filter { $0.value.lastAccess < now - age }.map(\.key)
+                let old = model.entries.filter { $0.value.written <= now - age }.map(\.key)
                 #expect(removed == old.count, context)
                 for key in old { model.entries[key] = nil }
             case 95..<97:

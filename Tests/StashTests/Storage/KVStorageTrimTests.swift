@@ -51,7 +51,7 @@ import Testing
         #expect(try keys(storage, upTo: 5) == ["0"])
     }
 
-    @Test func trimToAgeRemovesEntriesNotAccessedRecently() throws {
+    @Test func trimToAgeRemovesEntriesWrittenThatLongAgo() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .file)
         try storage.setValue(testBytes(10), forKey: "old")
@@ -59,13 +59,14 @@ import Testing
         try storage.setValue(testBytes(10), forKey: "new")
         try storage.setValue(testBytes(10), forKey: "read")
         fixture.clock.advance(by: .seconds(30))
-        _ = try storage.value(forKey: "read")
+        try storage.setValue(testBytes(10), forKey: "rewritten")
+        _ = try storage.value(forKey: "read")  // reads don't renew an entry's age
         fixture.clock.advance(by: .seconds(30))
-        // now = 120 s: old was accessed 120 s ago, new 60 s ago, read 30 s ago.
+        // now = 120 s: old was written 120 s ago, new and read 60 s ago, rewritten 30 s ago.
         #expect(try storage.trim(toAge: .seconds(90)) == 1)
-        #expect(try keys(["old", "new", "read"], in: storage) == ["new", "read"])
-        #expect(try storage.trim(toAge: .seconds(45)) == 1)
-        #expect(try keys(["old", "new", "read"], in: storage) == ["read"])
+        #expect(try keys(["old", "new", "read", "rewritten"], in: storage) == ["new", "read", "rewritten"])
+        #expect(try storage.trim(toAge: .seconds(45)) == 2)
+        #expect(try keys(["old", "new", "read", "rewritten"], in: storage) == ["rewritten"])
         #expect(fixture.dataFiles().count == 1)
     }
 
