@@ -88,7 +88,7 @@ extension DiskCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var autoTrimInterval: Duration? {
-        get { core.lock.withLock { core.autoTrimInterval } }
+        get { core.lock.withLock { core.autoTrimTimer.interval } }
         set { core.setAutoTrimInterval(newValue) }
     }
 

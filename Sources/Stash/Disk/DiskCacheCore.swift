@@ -31,8 +31,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// Nanoseconds, or `Int64.max` for no limit.
     var ageLimit: Int64
     var freeDiskSpaceLimit: Int
-    var autoTrimInterval: Duration?
-    private var autoTrimTimer: (any DispatchSourceTimer)?
+    var autoTrimTimer = AutoTrimTimer()
 
     init(
         storage: KVStorage, codec: DiskCodec<Value>, countLimit: Int, sizeLimit: Int, ageLimit: Int64,
@@ -51,7 +50,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        autoTrimTimer?.cancel()
+        autoTrimTimer.cancel()
         storage.close()
     }
 
@@ -137,27 +136,9 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     // MARK: - Auto-trim
 
     func setAutoTrimInterval(_ interval: Duration?) {
-        var interval = interval
-        if let value = interval, value <= .zero {
-            logger.warning("autoTrimInterval must be positive; auto-trim disabled")
-            interval = nil
-        }
+        let interval = AutoTrimTimer.validated(interval, logger: logger)
         lock.withLock {
-            autoTrimTimer?.cancel()
-            autoTrimTimer = nil
-            autoTrimInterval = interval
-            guard let interval else { return }
-            let nanos = Int(clamping: interval.nanosecondsClamped)
-            let timer = DispatchSource.makeTimerSource(queue: maintenanceQueue)
-            timer.schedule(
-                deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
-                leeway: .nanoseconds(Swift.max(nanos / 10, 1_000_000)))
-            // Held weakly: the timer never keeps the cache alive; deinit cancels it.
-            timer.setEventHandler { [weak self] in
-                self?.runMaintenance()
-            }
-            timer.resume()
-            autoTrimTimer = timer
+            autoTrimTimer.reschedule(every: interval, on: maintenanceQueue, owner: self) { $0.runMaintenance() }
         }
     }
 
