@@ -132,7 +132,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
         var expiration: Int64?
     }
 
-    /// ``value(forKey:)``, with the value's encoded size and expiration.
+    /// `value(forKey:)`, with the value's encoded size and expiration.
     func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
         guard let item = try core.withStorage({ storage throws(StashError) in try storage.value(forKey: key) }) else {
             return nil
@@ -154,7 +154,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
 
     /// Whether the cache holds a fresh value for `key`. Does not count as an access for LRU.
     ///
-    /// - Throws: As ``value(forKey:)``.
+    /// - Throws: As `value(forKey:)`.
     /// - Complexity: One indexed `SELECT`. Blocks on disk I/O. Thread-safe.
     public func contains(_ key: String) throws(StashError) -> Bool {
         try core.withStorage { storage throws(StashError) in try storage.contains(key) }
@@ -163,7 +163,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// The extended data stored beside `key`'s value, or `nil` if there is none
     /// or there is no fresh value.
     ///
-    /// - Throws: As ``value(forKey:)``.
+    /// - Throws: As `value(forKey:)`.
     /// - Complexity: One indexed `SELECT`. Blocks on disk I/O. Thread-safe.
     public func extendedData(forKey key: String) throws(StashError) -> Data? {
         try core.withStorage { storage throws(StashError) in try storage.extendedData(forKey: key) }
@@ -183,7 +183,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///   - ttl: How long the entry lives, on top of ``ageLimit``. Defaults to
     ///     `nil`. Zero or negative removes any stored value and stores nothing.
     ///   - extendedData: Bytes stored beside the value, read with
-    ///     ``extendedData(forKey:)``. Defaults to `nil`.
+    ///     `extendedData(forKey:)`. Defaults to `nil`.
     /// - Throws: ``StashError``: ``StashError/Code/invalidKey`` for an empty key;
     ///   ``StashError/Code/encodingFailed`` if the codec throws;
     ///   ``StashError/Code/valueTooLarge`` if the encoded value alone exceeds
@@ -196,7 +196,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
         _ = try setValueReturningSize(value, forKey: key, ttl: ttl, extendedData: extendedData)
     }
 
-    /// ``setValue(_:forKey:ttl:extendedData:)``, returning the encoded size: the
+    /// `setValue(_:forKey:ttl:extendedData:)`, returning the encoded size: the
     /// default memory cost in ``Cache``.
     func setValueReturningSize(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data? = nil) throws(StashError) -> Int {
         try core.storage.validate(key)
@@ -259,7 +259,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///   batches complete, and once at the end with (total, total). Runs with
     ///   the cache's lock held: keep it short and don't call back into the cache.
     /// - Throws: ``StashError`` on a disk failure; nothing is removed then.
-    /// - Complexity: As ``removeAll()``.
+    /// - Complexity: As `removeAll()`.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
         try withoutActuallyEscaping(progress) { progress throws(StashError) in
             try core.withStorage { storage throws(StashError) in try storage.removeAll(progress: progress) }

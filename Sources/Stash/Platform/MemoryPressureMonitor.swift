@@ -104,7 +104,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - source: Where samples come from.
-    ///   - configuration: Thresholds and intervals. Defaults to ``Configuration/init()``.
+    ///   - configuration: Thresholds and intervals. Defaults to `Configuration()`: every threshold at its default.
     ///   - clock: Measures the cooldown. Defaults to the system's monotonic clock.
     ///   - startsTimer: Whether to poll `source` on a timer while observers
     ///     exist. With `false`, samples are taken only by ``poll()``.
@@ -135,7 +135,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     /// a read-modify-write such as `shared.configuration.cooldown = nil` is
     /// not: when several threads change it, the last write wins.
     ///
-    /// Defaults to ``Configuration/init()``. Changing the configuration of
+    /// Defaults to `Configuration()`: every threshold at its default. Changing the configuration of
     /// ``shared`` affects every cache.
     ///
     /// - Complexity: O(1). Thread-safe; blocks only to take a lock briefly.

@@ -78,8 +78,8 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// A sentence describing what failed, naming the key or path where there is one.
     public var message: String
-    /// The error that caused this one, if any: a ``SQLiteError``, a ``POSIXErrorCode``
-    /// wrapped in ``SystemCallError``, or an error thrown by a codec.
+    /// The error that caused this one, if any: a ``SQLiteError``, a ``SystemCallError``
+    /// carrying `errno`, or an error thrown by a codec.
     public var cause: (any Error & Sendable)?
 
     /// Creates an error.

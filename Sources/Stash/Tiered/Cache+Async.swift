@@ -3,7 +3,7 @@
 /// A memory hit returns without suspending. Disk work runs on the disk tier's
 /// dispatch queue, so it never blocks a thread of Swift's cooperative pool.
 extension Cache {
-    /// The value for `key`, from memory or disk. See ``value(forKey:)``.
+    /// The value for `key`, from memory or disk. See `value(forKey:)`.
     public func value(forKey key: String) async throws(StashError) -> Value? {
         if let hit = memory?.value(forKey: key) {
             return hit
@@ -12,14 +12,14 @@ extension Cache {
         return try await disk.core.run { [self] () throws(StashError) in try value(forKey: key) }
     }
 
-    /// Whether either tier holds `key`. See ``contains(_:)``.
+    /// Whether either tier holds `key`. See `contains(_:)`.
     public func contains(_ key: String) async throws(StashError) -> Bool {
         if memory?.contains(key) == true { return true }
         guard let disk else { return false }
         return try await disk.contains(key)
     }
 
-    /// Stores `value` in both tiers. See ``setValue(_:forKey:ttl:)``.
+    /// Stores `value` in both tiers. See `setValue(_:forKey:ttl:)`.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) async throws(StashError) {
         guard let disk else {
             try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
@@ -28,21 +28,21 @@ extension Cache {
         try await disk.core.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
     }
 
-    /// Removes `key` from both tiers. See ``removeValue(forKey:)``.
+    /// Removes `key` from both tiers. See `removeValue(forKey:)`.
     @discardableResult
     public func removeValue(forKey key: String) async throws(StashError) -> Bool {
         guard let disk else { return try synchronously { () throws(StashError) in try removeValue(forKey: key) } }
         return try await disk.core.run { [self] () throws(StashError) in try removeValue(forKey: key) }
     }
 
-    /// Removes every entry from both tiers. See ``removeAll()``.
+    /// Removes every entry from both tiers. See `removeAll()`.
     public func removeAll() async throws(StashError) {
         guard let disk else { return try synchronously { () throws(StashError) in try removeAll() } }
         try await disk.core.run { [self] () throws(StashError) in try removeAll() }
     }
 
     /// Removes every entry, reporting the disk tier's progress on its queue.
-    /// See ``removeAll(progress:)``.
+    /// See `removeAll(progress:)`.
     public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws(StashError) {
         guard let disk else { return try synchronously { () throws(StashError) in try removeAll(progress: progress) } }
         try await disk.core.run { [self] () throws(StashError) in try removeAll(progress: progress) }

@@ -21,7 +21,7 @@ import Logging
 /// - Writes go to both tiers (write-through), disk first. If the disk write
 ///   fails, the key is removed from memory too, so memory never holds a value
 ///   that disk does not, and the error is thrown.
-/// - Removals, ``removeAll()`` and ``contains(_:)`` act on both tiers.
+/// - Removals, `removeAll()` and `contains(_:)` act on both tiers.
 /// - A cache can be memory-only or disk-only: pass `nil` for the other tier to
 ///   ``init(memory:disk:cost:)``.
 ///
@@ -200,14 +200,14 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Removes every entry from both tiers.
     ///
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
-    /// - Complexity: O(1) for memory; see ``DiskCache/removeAll()``. Thread-safe.
+    /// - Complexity: O(1) for memory; see `DiskCache/removeAll()`. Thread-safe.
     public func removeAll() throws(StashError) {
         try removeAll(progress: { _, _ in })
     }
 
     /// Removes every entry from both tiers, reporting the disk tier's progress.
     ///
-    /// - Parameter progress: See ``DiskCache/removeAll(progress:)``.
+    /// - Parameter progress: See `DiskCache/removeAll(progress:)`.
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
         memory?.removeAll()
