@@ -1,0 +1,69 @@
+/// Counters of a cache's lookups and evictions since it was created.
+public struct CacheStatistics: Hashable, Sendable {
+    /// Lookups that returned a value.
+    public var hits: Int
+    /// Lookups that returned `nil`, including those that found an expired entry.
+    public var misses: Int
+    /// Entries the cache dropped on its own: for a limit, expiry, memory
+    /// pressure or discarded content (see ``EvictionReason/isEviction``).
+    /// Removals and replacements by the caller are not counted.
+    public var evictions: Int
+
+    /// Creates a set of counters.
+    public init(hits: Int = 0, misses: Int = 0, evictions: Int = 0) {
+        self.hits = hits
+        self.misses = misses
+        self.evictions = evictions
+    }
+
+    /// `hits / (hits + misses)`, or 0 before the first lookup.
+    public var hitRatio: Double {
+        let lookups = hits + misses
+        return lookups == 0 ? 0 : Double(hits) / Double(lookups)
+    }
+}
+
+extension MemoryCache {
+    /// Hit, miss and eviction counters since the cache was created.
+    ///
+    /// Kept under the cache's one lock, with the operations they count: keeping
+    /// them adds no lock and no atomic operation.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    public var statistics: CacheStatistics {
+        core.lock.withLock {
+            CacheStatistics(hits: core.storage.hits, misses: core.storage.misses, evictions: core.storage.evictions)
+        }
+    }
+
+    /// A snapshot of the fresh entries, in eviction order: the entry that would
+    /// be evicted next comes first.
+    ///
+    /// Taking it does not count as a read, so it changes no entry's recency or
+    /// frequency. Later changes to the cache do not affect it.
+    ///
+    /// - Complexity: O(n) under the lock. Thread-safe.
+    public func snapshot() -> [(key: Key, value: Value, cost: Int)] {
+        core.lock.withLock { core.storage.snapshot() }
+    }
+
+    /// The keys of the fresh entries, in eviction order: the key that would be
+    /// evicted next comes first.
+    ///
+    /// - Complexity: O(n) under the lock. Thread-safe.
+    public var keys: [Key] {
+        snapshot().map(\.key)
+    }
+}
+
+extension MemoryCache: Sequence {
+    /// Iterates over a ``snapshot()`` of the entries, in eviction order.
+    ///
+    /// - Complexity: O(n) to start, under the lock. Thread-safe.
+    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value, cost: Int)]> {
+        snapshot().makeIterator()
+    }
+
+    /// The number of entries, including expired ones not yet swept.
+    public var underestimatedCount: Int { count }
+}

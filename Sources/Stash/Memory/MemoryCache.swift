@@ -1,0 +1,262 @@
+import Logging
+
+/// A thread-safe, in-memory key-value cache with strict count, cost and age
+/// limits, per-entry time to live, and a choice of eviction policy.
+///
+/// ```swift
+/// let images = MemoryCache<URL, Image>(countLimit: 500, costLimit: 64 << 20)
+/// images.setValue(image, forKey: url, cost: image.byteCount)
+/// if let hit = images.value(forKey: url) { show(hit) }
+/// ```
+///
+/// ## Limits are strict
+/// Unlike `NSCache`'s and YYCache's advisory limits, when any call returns,
+/// ``count`` ≤ ``countLimit`` and ``totalCost`` ≤ ``costLimit``. Lowering a
+/// limit trims at once. A value whose cost alone exceeds ``costLimit`` is not
+/// stored, and any older value for its key is removed. An entry older than
+/// ``ageLimit``, or past its own time to live, is never returned, even before
+/// any trim has run.
+///
+/// ## Performance
+/// A hash index over an arena of entries plus a linked eviction queue: every
+/// read, write and removal is O(1), with no allocation per operation once the
+/// cache has grown. Keys are hashed before the lock is taken.
+///
+/// ## Thread safety
+/// Every member may be called from any thread; calls are serialised by one
+/// internal lock and may block while another thread holds it (for O(1) work,
+/// or a bounded batch during a sweep). ``onEvict`` runs, and evicted values are
+/// released, after the lock is released, so both may call back into the cache.
+///
+/// ## Expiry
+/// Times come from the ``CacheClock`` given at initialisation, by default the
+/// monotonic ``SystemClock``. An entry's age counts from its last write;
+/// reads don't renew it.
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    @usableFromInline
+    let core: MemoryCacheCore<Key, Value>
+
+    /// Creates an empty cache.
+    ///
+    /// - Parameters:
+    ///   - name: A name for logs. Defaults to `""`.
+    ///   - countLimit: The most entries the cache holds. Strict. Defaults to `Int.max`: no limit.
+    ///     A negative value is logged and treated as 0.
+    ///   - costLimit: The most total cost the cache holds. Strict. Defaults to `Int.max`: no limit.
+    ///     A negative value is logged and treated as 0.
+    ///   - ageLimit: How long after its last write an entry expires. Strict. Defaults to `nil`: never.
+    ///   - policy: Which entry goes first when a limit is reached. Defaults to ``EvictionPolicy/lru``.
+    ///   - autoTrimInterval: How often a background sweep removes expired entries.
+    ///     Defaults to 5 seconds; `nil` turns it off. Expired entries are never
+    ///     returned either way: the sweep only gives their memory back sooner.
+    ///   - releasesValuesInBackground: Whether large batches of evicted values
+    ///     (64 or more, as from ``removeAll()``) are released on a background queue
+    ///     rather than on the calling thread. Defaults to `true`.
+    ///   - removesAllOnMemoryPressure: Whether the cache empties itself when the
+    ///     system reports memory pressure. Defaults to `true`.
+    ///   - removesAllOnEnteringBackground: Whether the cache empties itself when
+    ///     the app enters the background. Defaults to `true` on iOS, tvOS and
+    ///     visionOS, `false` elsewhere.
+    ///   - clock: The source of time for expiry. Defaults to ``SystemClock``.
+    ///   - logger: Where the cache reports misuse and background failures.
+    ///     Defaults to a logger labelled `Stash.MemoryCache`.
+    /// - Complexity: O(1). Does not block.
+    public convenience init(
+        name: String = "",
+        countLimit: Int = .max,
+        costLimit: Int = .max,
+        ageLimit: Duration? = nil,
+        policy: EvictionPolicy = .lru,
+        autoTrimInterval: Duration? = .seconds(5),
+        releasesValuesInBackground: Bool = true,
+        removesAllOnMemoryPressure: Bool = true,
+        removesAllOnEnteringBackground: Bool = MemoryCacheDefaults.removesAllOnEnteringBackground,
+        clock: any CacheClock = SystemClock(),
+        logger: Logger = Logger(label: "Stash.MemoryCache")
+    ) {
+        self.init(
+            name: name, countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
+            autoTrimInterval: autoTrimInterval, releasesValuesInBackground: releasesValuesInBackground,
+            removesAllOnMemoryPressure: removesAllOnMemoryPressure,
+            removesAllOnEnteringBackground: removesAllOnEnteringBackground,
+            clock: clock, logger: logger, memoryPressureMonitor: .shared)
+    }
+
+    /// Creates a cache that listens to `memoryPressureMonitor`: for tests, which
+    /// inject a monitor they drive themselves.
+    init(
+        name: String, countLimit: Int, costLimit: Int, ageLimit: Duration?, policy: EvictionPolicy,
+        autoTrimInterval: Duration?, releasesValuesInBackground: Bool,
+        removesAllOnMemoryPressure: Bool, removesAllOnEnteringBackground: Bool,
+        clock: any CacheClock, logger: Logger, memoryPressureMonitor: MemoryPressureMonitor
+    ) {
+        core = MemoryCacheCore(
+            name: name, policy: policy, countLimit: countLimit, costLimit: costLimit,
+            ageLimit: ageLimit, autoTrimInterval: autoTrimInterval,
+            releasesValuesInBackground: releasesValuesInBackground,
+            removesAllOnMemoryPressure: removesAllOnMemoryPressure,
+            removesAllOnEnteringBackground: removesAllOnEnteringBackground,
+            clock: clock, logger: logger)
+        memoryPressureMonitor.addObserver(core)
+    }
+
+    /// The name given at initialisation, for logs.
+    public var name: String { core.name }
+
+    // MARK: - Reading
+
+    /// The value stored for `key`, or `nil` if there is none, or if it has
+    /// expired or its content was discarded (it is then evicted).
+    ///
+    /// A hit makes the entry more recent (LRU) or more frequent (LFU).
+    ///
+    /// - Complexity: O(1). Thread-safe; blocks only while another thread holds the lock.
+    @inlinable
+    public func value(forKey key: Key) -> Value? {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        return core.withStorage { storage, evicted in
+            storage.value(forKey: key, hash: hash, evicted: &evicted)
+        }
+    }
+
+    /// Whether the cache holds a fresh value for `key`.
+    ///
+    /// Unlike ``value(forKey:)`` it does not change recency or frequency, and it
+    /// is not counted as a hit or a miss.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    @inlinable
+    public func contains(_ key: Key) -> Bool {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        return core.lock.withLock { core.storage.contains(key, hash: hash) }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` for `key`, replacing any value already there, then evicts
+    /// entries in policy order until the limits hold again.
+    ///
+    /// The value is not stored (and any older value for `key` is removed) when
+    /// `cost` exceeds ``costLimit``, when ``countLimit`` is 0, or when `ttl` is
+    /// zero or negative. ``onEvict`` then receives the rejected value with reason
+    /// ``EvictionReason/costLimit``, ``EvictionReason/countLimit`` or
+    /// ``EvictionReason/expired``.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - cost: What the entry counts against ``costLimit``, such as its size
+    ///     in bytes. Defaults to 0. A negative cost counts as 0.
+    ///   - ttl: How long the entry lives from now, on top of ``ageLimit``.
+    ///     Defaults to `nil`: only ``ageLimit`` applies.
+    /// - Complexity: O(1) amortised, plus O(1) for each entry evicted.
+    ///   Thread-safe; blocks only while another thread holds the lock.
+    @inlinable
+    public func setValue(_ value: Value, forKey key: Key, cost: Int = 0, ttl: Duration? = nil) {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        let now = core.storage.clock.nanosecondsNow
+        let ttlNanos = ttl?.nanosecondsClamped
+        let cost = Swift.max(cost, 0)
+        core.withStorage { storage, evicted in
+            storage.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
+        }
+    }
+
+    /// Removes the value for `key`.
+    ///
+    /// ``onEvict`` receives it with reason ``EvictionReason/removed``.
+    ///
+    /// - Returns: The removed value, or `nil` if there was none (or it had expired).
+    /// - Complexity: O(1). Thread-safe.
+    @inlinable
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        return core.withStorage { storage, evicted in
+            storage.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
+        }
+    }
+
+    /// Removes every entry.
+    ///
+    /// The cache is emptied in O(1) under the lock; ``onEvict`` then receives
+    /// each entry with reason ``EvictionReason/removeAll``, and the values are
+    /// released outside the lock (in the background when there are many and
+    /// ``releasesValuesInBackground`` is set).
+    ///
+    /// - Complexity: O(1) under the lock; O(n) in all. Thread-safe.
+    public func removeAll() {
+        core.removeAll(reason: .removeAll)
+    }
+
+    /// The value for `key`: reading is ``value(forKey:)``, assigning is
+    /// ``setValue(_:forKey:cost:ttl:)`` with cost 0 and no time to live, and
+    /// assigning `nil` is ``removeValue(forKey:)``.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    @inlinable
+    public subscript(key: Key) -> Value? {
+        get { value(forKey: key) }
+        set {
+            if let newValue {
+                setValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
+            }
+        }
+    }
+
+    // MARK: - Size
+
+    /// The number of entries, including any expired ones not yet swept.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    public var count: Int {
+        core.lock.withLock { core.storage.count }
+    }
+
+    /// The sum of the costs of all entries.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    public var totalCost: Int {
+        core.lock.withLock { core.storage.totalCost }
+    }
+
+    // MARK: - Events
+
+    /// Called for every entry that leaves the cache, with its key, its value
+    /// and the reason. Defaults to `nil`.
+    ///
+    /// Runs on the thread whose call removed the entry (the background sweep's
+    /// queue for expiry found by auto-trim), after the cache's lock is released:
+    /// it may call back into the cache. Calls from different threads are not
+    /// ordered with respect to each other.
+    ///
+    /// - Complexity: Setting it is O(1) and thread-safe.
+    public var onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)? {
+        get { core.lock.withLock { core.onEvict } }
+        set { core.lock.withLock { core.onEvict = newValue } }
+    }
+
+    /// Whether large batches of evicted values are released on a background
+    /// queue. Defaults to `true`. See ``init(name:countLimit:costLimit:ageLimit:policy:autoTrimInterval:releasesValuesInBackground:removesAllOnMemoryPressure:removesAllOnEnteringBackground:clock:logger:)``.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    public var releasesValuesInBackground: Bool {
+        get { core.lock.withLock { core.releasesValuesInBackground } }
+        set { core.lock.withLock { core.releasesValuesInBackground = newValue } }
+    }
+}
+
+/// Platform-dependent defaults of ``MemoryCache``.
+public enum MemoryCacheDefaults {
+    /// `true` on iOS, tvOS and visionOS, where a backgrounded app should give
+    /// memory back; `false` elsewhere.
+    public static var removesAllOnEnteringBackground: Bool {
+        #if os(iOS) || os(tvOS) || os(visionOS)
+        true
+        #else
+        false
+        #endif
+    }
+}

@@ -1,0 +1,525 @@
+/// One entry in the arena.
+@usableFromInline
+struct MemoryEntry<Key, Value> {
+    @usableFromInline var key: Key
+    @usableFromInline var value: Value
+    @usableFromInline var cost: Int
+    /// When the value was last written, in clock nanoseconds. Ages count from here.
+    @usableFromInline var writeTime: Int64
+    /// When the entry's own time to live runs out; `Int64.max` for never.
+    @usableFromInline var expiry: Int64
+
+    @inlinable
+    init(key: Key, value: Value, cost: Int, writeTime: Int64, expiry: Int64) {
+        self.key = key
+        self.value = value
+        self.cost = cost
+        self.writeTime = writeTime
+        self.expiry = expiry
+    }
+}
+
+/// The engine of ``MemoryCache``: a hash index over an arena of entries, plus
+/// an ``EvictionQueue``. Not thread-safe: ``MemoryCacheCore`` calls it with its
+/// lock held.
+///
+/// Layout, chosen for O(1) operations, no reference counting per link, and a
+/// small footprint per entry:
+/// - `entries` is an arena of ``MemoryEntry`` slots. Freed slots go on a free
+///   list and are reused; the arena doubles when full and never shrinks
+///   (``removeAll(reason:)`` hands the whole arena away).
+/// - `buckets` is an open-addressing hash index with linear probing. Each
+///   bucket is one `UInt64`: the key's 32-bit hash in the high half and
+///   slot + 1 in the low half (0 means empty). The hash tag lets a probe skip
+///   most non-matching entries without touching the arena, and lets the index
+///   grow, and delete by backward shift, without hashing any key again.
+///   The index stays at most 3/4 full.
+/// - The queue keeps its own per-slot links (see ``SlotLinks``).
+///
+/// Every method is O(1) unless its comment says otherwise.
+@usableFromInline
+final class MemoryCacheStorage<Key: Hashable, Value> {
+    @usableFromInline typealias Entry = MemoryEntry<Key, Value>
+
+    // MARK: Arena
+    @usableFromInline var entries: UnsafeMutablePointer<Entry>
+    @usableFromInline var entryCapacity: Int
+    /// Slots `0..<handedOut` have been used; those not live are in `freeSlots`.
+    @usableFromInline var handedOut: Int
+    @usableFromInline var freeSlots: [Int32]
+
+    // MARK: Index
+    @usableFromInline var buckets: UnsafeMutablePointer<UInt64>
+    @usableFromInline var bucketMask: Int
+
+    // MARK: Policy
+    @usableFromInline let queue: any EvictionQueue
+
+    // MARK: Accounting
+    @usableFromInline var count: Int = 0
+    @usableFromInline var totalCost: Int = 0
+    /// How many entries have a time to live, so the background sweep can skip
+    /// caches where nothing can expire.
+    @usableFromInline var expiringCount: Int = 0
+
+    // MARK: Limits (always >= 0; ageLimit is Int64.max when there is none)
+    @usableFromInline var countLimit: Int
+    @usableFromInline var costLimit: Int
+    @usableFromInline var ageLimit: Int64
+
+    // MARK: Statistics
+    @usableFromInline var hits: Int = 0
+    @usableFromInline var misses: Int = 0
+    @usableFromInline var evictions: Int = 0
+
+    @usableFromInline let clock: any CacheClock
+    /// Whether values can be ``DiscardableContent``, decided once from `Value`'s static type.
+    @usableFromInline let checksDiscardable: Bool
+
+    static var initialBucketCount: Int { 16 }
+
+    init(policy: EvictionPolicy, countLimit: Int, costLimit: Int, ageLimit: Int64, clock: any CacheClock) {
+        self.queue = policy.makeQueue()
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+        self.ageLimit = ageLimit
+        self.clock = clock
+        self.checksDiscardable = Value.self is any DiscardableContent.Type
+        entries = .allocate(capacity: 0)
+        entryCapacity = 0
+        handedOut = 0
+        freeSlots = []
+        buckets = .allocate(capacity: Self.initialBucketCount)
+        buckets.initialize(repeating: 0, count: Self.initialBucketCount)
+        bucketMask = Self.initialBucketCount - 1
+    }
+
+    deinit {
+        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1).release()
+    }
+
+    // MARK: - Hashing and lookup
+
+    /// The 32 bits of the key's hash that the index stores.
+    @inlinable
+    static func hash(_ key: Key) -> UInt32 {
+        UInt32(truncatingIfNeeded: key.hashValue)
+    }
+
+    @inlinable
+    static func slot(of word: UInt64) -> Int32 {
+        Int32(truncatingIfNeeded: word) &- 1
+    }
+
+    /// Finds `key`. Returns its slot and bucket, or slot -1 and the empty bucket
+    /// where it would go.
+    @inlinable
+    func find(_ key: Key, hash: UInt32) -> (slot: Int32, bucket: Int) {
+        let mask = bucketMask
+        var bucket = Int(hash) & mask
+        while true {
+            let word = buckets[bucket]
+            if word == 0 {
+                return (-1, bucket)
+            }
+            if UInt32(truncatingIfNeeded: word >> 32) == hash {
+                let slot = Self.slot(of: word)
+                if entries[Int(slot)].key == key {
+                    return (slot, bucket)
+                }
+            }
+            bucket = (bucket &+ 1) & mask
+        }
+    }
+
+    /// The bucket that points at `slot`, which must be live.
+    @inlinable
+    func bucket(ofSlot slot: Int32) -> Int {
+        let hash = Self.hash(entries[Int(slot)].key)
+        let target = UInt64(hash) << 32 | UInt64(UInt32(slot &+ 1))
+        let mask = bucketMask
+        var bucket = Int(hash) & mask
+        while buckets[bucket] != target {
+            bucket = (bucket &+ 1) & mask
+        }
+        return bucket
+    }
+
+    /// Empties `bucket`, shifting later entries of its probe run back so that
+    /// lookups never need tombstones.
+    @inlinable
+    func clearBucket(_ bucket: Int) {
+        let mask = bucketMask
+        var hole = bucket
+        var probe = bucket
+        while true {
+            probe = (probe &+ 1) & mask
+            let word = buckets[probe]
+            if word == 0 { break }
+            let home = Int(UInt32(truncatingIfNeeded: word >> 32)) & mask
+            // The entry at `probe` may move into the hole if the hole lies on its
+            // probe path, i.e. between its home bucket and `probe` (cyclically).
+            if (probe &- home) & mask >= (probe &- hole) & mask {
+                buckets[hole] = word
+                hole = probe
+            }
+        }
+        buckets[hole] = 0
+    }
+
+    /// Doubles the index. O(n), amortised O(1) per insert. No key is hashed again.
+    @usableFromInline
+    func growIndex() {
+        let oldBuckets = buckets
+        let oldCount = bucketMask + 1
+        let newCount = oldCount * 2
+        buckets = .allocate(capacity: newCount)
+        buckets.initialize(repeating: 0, count: newCount)
+        bucketMask = newCount - 1
+        for index in 0..<oldCount {
+            let word = oldBuckets[index]
+            guard word != 0 else { continue }
+            var bucket = Int(UInt32(truncatingIfNeeded: word >> 32)) & bucketMask
+            while buckets[bucket] != 0 {
+                bucket = (bucket &+ 1) & bucketMask
+            }
+            buckets[bucket] = word
+        }
+        oldBuckets.deallocate()
+    }
+
+    /// Doubles the arena. Only called when no slot is free, so every slot in
+    /// `0..<handedOut` is live and can be moved.
+    @usableFromInline
+    func growArena() {
+        let newCapacity = Swift.max(8, entryCapacity * 2)
+        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
+        grown.moveInitialize(from: entries, count: handedOut)
+        entries.deallocate()
+        entries = grown
+        entryCapacity = newCapacity
+        queue.reserveCapacity(newCapacity)
+    }
+
+    @inlinable
+    func allocateSlot() -> Int32 {
+        if let slot = freeSlots.popLast() {
+            return slot
+        }
+        if handedOut == entryCapacity {
+            growArena()
+        }
+        handedOut += 1
+        return Int32(handedOut - 1)
+    }
+
+    // MARK: - Expiry
+
+    @inlinable
+    func isExpired(_ entry: UnsafeMutablePointer<Entry>, now: Int64) -> Bool {
+        now >= entry.pointee.expiry || (ageLimit != .max && now &- entry.pointee.writeTime >= ageLimit)
+    }
+
+    /// Whether the entry may have expired, so the clock must be read.
+    @inlinable
+    func canExpire(_ entry: UnsafeMutablePointer<Entry>) -> Bool {
+        entry.pointee.expiry != .max || ageLimit != .max
+    }
+
+    @usableFromInline
+    func isDiscarded(_ value: Value) -> Bool {
+        (value as? any DiscardableContent)?.isContentDiscarded ?? false
+    }
+
+    /// Why the entry at `slot` must go now, if it must: expired or discarded.
+    @inlinable
+    func staleReason(_ slot: Int32, now: Int64?) -> EvictionReason? {
+        let entry = entries + Int(slot)
+        if canExpire(entry), isExpired(entry, now: now ?? clock.nanosecondsNow) {
+            return .expired
+        }
+        if checksDiscardable, isDiscarded(entry.pointee.value) {
+            return .discarded
+        }
+        return nil
+    }
+
+    // MARK: - Operations
+
+    /// Looks `key` up, counting a hit or a miss. An expired or discarded entry
+    /// is removed and reported as a miss.
+    @inlinable
+    func value(forKey key: Key, hash: UInt32, evicted: inout EvictedEntries<Key, Value>) -> Value? {
+        let (slot, bucket) = find(key, hash: hash)
+        guard slot >= 0 else {
+            misses &+= 1
+            return nil
+        }
+        if let reason = staleReason(slot, now: nil) {
+            remove(slot: slot, bucket: bucket, reason: reason, into: &evicted)
+            misses &+= 1
+            return nil
+        }
+        queue.access(slot)
+        hits &+= 1
+        return entries[Int(slot)].value
+    }
+
+    /// Whether `key` is present and fresh, without counting or touching recency.
+    @inlinable
+    func contains(_ key: Key, hash: UInt32) -> Bool {
+        let slot = find(key, hash: hash).slot
+        return slot >= 0 && staleReason(slot, now: nil) == nil
+    }
+
+    /// Stores `value`, first evicting in policy order until it fits within the limits.
+    ///
+    /// - Parameter ttl: Nanoseconds to live, or nil for no limit of its own.
+    @inlinable
+    func setValue(
+        _ value: Value, forKey key: Key, hash: UInt32, cost: Int, ttl: Int64?, now: Int64,
+        evicted: inout EvictedEntries<Key, Value>
+    ) {
+        var (slot, bucket) = find(key, hash: hash)
+        if let rejection = rejection(cost: cost, ttl: ttl) {
+            if slot >= 0 {
+                remove(slot: slot, bucket: bucket, reason: .replaced, into: &evicted)
+            }
+            evicted.append(key: key, value: value, reason: rejection)
+            return
+        }
+        let expiry = ttl.map { now.addingClamped($0) } ?? .max
+        if slot >= 0 {
+            let entry = entries + Int(slot)
+            // Take the old cost out first, so making room never overflows.
+            totalCost -= entry.pointee.cost
+            makeRoom(count: 0, cost: cost, protecting: slot, into: &evicted)
+            let oldValue = entry.pointee.value
+            entry.pointee.value = value
+            evicted.append(key: key, value: oldValue, reason: .replaced)
+            totalCost += cost
+            if entry.pointee.expiry != .max { expiringCount -= 1 }
+            if expiry != .max { expiringCount += 1 }
+            entry.pointee.cost = cost
+            entry.pointee.writeTime = now
+            entry.pointee.expiry = expiry
+            queue.access(slot)
+        } else {
+            let countBefore = count
+            makeRoom(count: 1, cost: cost, protecting: -1, into: &evicted)
+            let mustGrow = (count + 1) * 4 > (bucketMask + 1) * 3
+            if mustGrow { growIndex() }
+            if mustGrow || count != countBefore {
+                // Growing moves every bucket, and evictions may have shifted some.
+                bucket = find(key, hash: hash).bucket
+            }
+            slot = allocateSlot()
+            (entries + Int(slot)).initialize(
+                to: Entry(key: key, value: value, cost: cost, writeTime: now, expiry: expiry))
+            buckets[bucket] = UInt64(hash) << 32 | UInt64(UInt32(slot &+ 1))
+            count += 1
+            totalCost += cost
+            if expiry != .max { expiringCount += 1 }
+            queue.insert(slot)
+        }
+    }
+
+    /// Evicts in policy order, never `protected`, until `count` more entries
+    /// and `cost` more cost fit within the limits. `cost` must be at most
+    /// `costLimit`, so the comparison cannot overflow.
+    @inlinable
+    func makeRoom(count extra: Int, cost: Int, protecting protected: Int32, into evicted: inout EvictedEntries<Key, Value>) {
+        while count > countLimit - extra || totalCost > costLimit - cost {
+            let victim = queue.victim(skipping: protected)
+            guard victim >= 0 else { return }
+            remove(slot: victim, reason: count > countLimit - extra ? .countLimit : .costLimit, into: &evicted)
+        }
+    }
+
+    /// Why a value with this cost and time to live cannot be stored at all, if it cannot.
+    @inlinable
+    func rejection(cost: Int, ttl: Int64?) -> EvictionReason? {
+        if countLimit < 1 { return .countLimit }
+        if cost > costLimit { return .costLimit }
+        if let ttl, ttl <= 0 { return .expired }
+        return nil
+    }
+
+    /// Removes `key`'s entry, reporting it with `reason`. Returns its value.
+    @inlinable
+    func removeValue(
+        forKey key: Key, hash: UInt32, reason: EvictionReason, evicted: inout EvictedEntries<Key, Value>
+    ) -> Value? {
+        let (slot, bucket) = find(key, hash: hash)
+        guard slot >= 0 else { return nil }
+        let stale = staleReason(slot, now: nil)
+        let value = entries[Int(slot)].value
+        remove(slot: slot, bucket: bucket, reason: stale ?? reason, into: &evicted)
+        return stale == nil ? value : nil
+    }
+
+    /// Takes the entry at `slot` out of the index, the queue and the arena.
+    @inlinable
+    func remove(slot: Int32, bucket: Int, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
+        clearBucket(bucket)
+        queue.remove(slot)
+        let entry = (entries + Int(slot)).move()
+        freeSlots.append(slot)
+        count -= 1
+        totalCost -= entry.cost
+        if entry.expiry != .max { expiringCount -= 1 }
+        if reason.isEviction { evictions &+= 1 }
+        evicted.append(key: entry.key, value: entry.value, reason: reason)
+    }
+
+    @inlinable
+    func remove(slot: Int32, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
+        remove(slot: slot, bucket: bucket(ofSlot: slot), reason: reason, into: &evicted)
+    }
+
+    /// Evicts in eviction order until count and cost are within their limits,
+    /// after a limit was lowered.
+    func trimToLimits(into evicted: inout EvictedEntries<Key, Value>) {
+        makeRoom(count: 0, cost: 0, protecting: -1, into: &evicted)
+    }
+
+    /// Evicts in eviction order until at most `maxCount` entries remain. O(removed).
+    func trim(toCount maxCount: Int, into evicted: inout EvictedEntries<Key, Value>) {
+        while count > maxCount {
+            let victim = queue.victim
+            guard victim >= 0 else { return }
+            remove(slot: victim, reason: .countLimit, into: &evicted)
+        }
+    }
+
+    /// Evicts in eviction order until the total cost is at most `maxCost`. O(removed).
+    func trim(toCost maxCost: Int, into evicted: inout EvictedEntries<Key, Value>) {
+        while totalCost > maxCost {
+            let victim = queue.victim
+            guard victim >= 0 else { return }
+            remove(slot: victim, reason: .costLimit, into: &evicted)
+        }
+    }
+
+    /// Evicts the costliest entries first until the total cost is at most `maxCost`.
+    /// Among equal costs, eviction order decides. O(n log n).
+    func trimCostliest(toCost maxCost: Int, into evicted: inout EvictedEntries<Key, Value>) {
+        guard totalCost > maxCost else { return }
+        var order: [(cost: Int, rank: Int, slot: Int32)] = []
+        order.reserveCapacity(count)
+        queue.forEachInEvictionOrder { slot in
+            order.append((entries[Int(slot)].cost, order.count, slot))
+            return true
+        }
+        order.sort { $0.cost != $1.cost ? $0.cost > $1.cost : $0.rank < $1.rank }
+        for candidate in order where totalCost > maxCost {
+            remove(slot: candidate.slot, reason: .costLimit, into: &evicted)
+        }
+    }
+
+    /// Removes every entry in buckets `start..<start + bucketLimit` for which
+    /// `reason` returns a reason. Returns the bucket to continue from, or nil
+    /// when the scan reached the end of the index. O(bucketLimit).
+    func sweep(
+        from start: Int, bucketLimit: Int,
+        into evicted: inout EvictedEntries<Key, Value>,
+        reason: (Int32) -> EvictionReason?
+    ) -> Int? {
+        let end = Swift.min(start + bucketLimit, bucketMask + 1)
+        var bucket = start
+        while bucket < end {
+            let word = buckets[bucket]
+            if word != 0 {
+                let slot = Self.slot(of: word)
+                if let why = reason(slot) {
+                    remove(slot: slot, bucket: bucket, reason: why, into: &evicted)
+                    continue  // a later entry may have shifted into this bucket
+                }
+            }
+            bucket += 1
+        }
+        return end > bucketMask ? nil : end
+    }
+
+    /// Hands every entry to a ``DetachedEntries`` and starts empty, in O(1):
+    /// the caller releases the old entries after unlocking.
+    func detachAll() -> DetachedEntries<Key, Value> {
+        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1)
+        entries = .allocate(capacity: 0)
+        entryCapacity = 0
+        handedOut = 0
+        freeSlots = []
+        buckets = .allocate(capacity: Self.initialBucketCount)
+        buckets.initialize(repeating: 0, count: Self.initialBucketCount)
+        bucketMask = Self.initialBucketCount - 1
+        queue.removeAll()
+        count = 0
+        totalCost = 0
+        expiringCount = 0
+        return detached
+    }
+
+    /// The live, fresh entries in eviction order. O(n).
+    func snapshot() -> [(key: Key, value: Value, cost: Int)] {
+        var result: [(key: Key, value: Value, cost: Int)] = []
+        result.reserveCapacity(count)
+        let now = clock.nanosecondsNow
+        queue.forEachInEvictionOrder { slot in
+            if staleReason(slot, now: now) == nil {
+                let entry = entries[Int(slot)]
+                result.append((entry.key, entry.value, entry.cost))
+            }
+            return true
+        }
+        return result
+    }
+}
+
+/// Entries taken out of a ``MemoryCacheStorage`` as a whole, in O(1), so that
+/// they can be reported and released after the cache's lock is released.
+/// Owns the old arena and index; its live slots are those the index points at.
+final class DetachedEntries<Key, Value>: @unchecked Sendable {
+    // @unchecked Sendable: after detaching, nothing else references these buffers;
+    // the object is handed from the thread that detached it to at most one other
+    // thread (the background release queue), never used by two at once.
+    private var entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>
+    private var buckets: UnsafeMutablePointer<UInt64>
+    private var bucketCount: Int
+
+    init(entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>, bucketCount: Int) {
+        self.entries = entries
+        self.buckets = buckets
+        self.bucketCount = bucketCount
+    }
+
+    /// How many entries were detached. O(buckets).
+    var count: Int {
+        (0..<bucketCount).reduce(0) { $0 + (buckets[$1] == 0 ? 0 : 1) }
+    }
+
+    /// Calls `body` with every detached entry.
+    func forEach(_ body: (Key, Value) -> Void) {
+        for index in 0..<bucketCount where buckets[index] != 0 {
+            let entry = entries + Int(Int32(truncatingIfNeeded: buckets[index]) &- 1)
+            body(entry.pointee.key, entry.pointee.value)
+        }
+    }
+
+    /// Releases every entry and the buffers now. Safe to call more than once.
+    func release() {
+        for index in 0..<bucketCount where buckets[index] != 0 {
+            (entries + Int(Int32(truncatingIfNeeded: buckets[index]) &- 1)).deinitialize(count: 1)
+        }
+        entries.deallocate()
+        buckets.deallocate()
+        entries = .allocate(capacity: 0)
+        buckets = .allocate(capacity: 0)
+        bucketCount = 0
+    }
+
+    deinit {
+        release()
+        entries.deallocate()
+        buckets.deallocate()
+    }
+}
