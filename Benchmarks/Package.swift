@@ -31,10 +31,6 @@ let package = Package(
                 "CStashBenchSupport",
                 .product(name: "Stash", package: "Stash"),
                 .product(name: "HeapModule", package: "swift-collections"),
-            ],
-            swiftSettings: [
-                // TEMPORARY until MemoryCache lands on main: see StandInMemoryCache.swift.
-                .define("STASH_BENCH_STAND_IN"),
             ]
         ),
         // glibc's mallinfo2, which Swift's Glibc module does not export.

@@ -57,9 +57,6 @@ struct StashBench: ParsableCommand {
                                      traces: sections.contains(.hitratio) ? traces : nil)
         let formatter = ISO8601DateFormatter()
         var report = BenchReport(startedAt: formatter.string(from: Date()), machine: .current(), settings: settings)
-        if memoryCacheIsStandIn {
-            report.notes.append("built against a STAND-IN for MemoryCache (before it landed): Stash figures are meaningless")
-        }
         #if DEBUG
         report.notes.append("DEBUG build: figures are meaningless; build with -c release")
         #endif

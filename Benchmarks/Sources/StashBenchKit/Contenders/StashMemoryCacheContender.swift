@@ -1,12 +1,5 @@
 import Stash
 
-#if STASH_BENCH_STAND_IN
-/// True while MemoryCache is a stand-in (before it lands on main): every Stash figure is then meaningless.
-public let memoryCacheIsStandIn = true
-#else
-/// True while MemoryCache is a stand-in (before it lands on main): every Stash figure is then meaningless.
-public let memoryCacheIsStandIn = false
-#endif
 
 /// Stash's `MemoryCache<String, Int>`, called exactly as a user would.
 public final class StashMemoryCacheContender: CacheUnderTest, Sendable {
