@@ -29,12 +29,19 @@ let package = Package(
             name: "StashBenchKit",
             dependencies: [
                 "CStashBenchSupport",
+                "CSQLiteBench",
                 .product(name: "Stash", package: "Stash"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
         // glibc's mallinfo2, which Swift's Glibc module does not export.
         .target(name: "CStashBenchSupport"),
+        // The system SQLite, for the raw-SQLite disk baseline (the root package's
+        // CSQLite is not a product, so it cannot be imported from here).
+        .systemLibrary(
+            name: "CSQLiteBench",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         // ordo-one/benchmark suites: `swift package benchmark` in this folder.
         .executableTarget(
             name: "MemoryCacheBenchmarks",

@@ -14,17 +14,20 @@ struct StashBench: ParsableCommand {
         """)
 
     enum Section: String, ExpressibleByArgument, CaseIterable {
-        case memory, hitratio, all
+        case memory, hitratio, disk, all
     }
 
     @Flag(help: "Fewer keys, operations and runs, for CI and quick looks.")
     var quick = false
 
-    @Option(help: "Which section to run: memory, hitratio or all.")
+    @Option(help: "Which section to run: memory, hitratio, disk (baselines) or all.")
     var section: Section = .all
 
     @Option(help: "The folder of hit-ratio traces and their README (read in place, never copied).")
     var traces: String = "../shared/traces"
+
+    @Option(help: "Where the disk section writes (a fresh folder per run, removed after). Default: the temporary directory.")
+    var diskDir: String?
 
     @Option(help: "Write every figure (all runs, medians, machine) to this JSON file.")
     var json: String?
@@ -52,7 +55,7 @@ struct StashBench: ParsableCommand {
     }
 
     func run() throws {
-        let sections: [Section] = section == .all ? [.memory, .hitratio] : [section]
+        let sections: [Section] = section == .all ? [.memory, .hitratio, .disk] : [section]
         let settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
                                      traces: sections.contains(.hitratio) ? traces : nil)
         let formatter = ISO8601DateFormatter()
@@ -87,6 +90,17 @@ struct StashBench: ParsableCommand {
         if sections.contains(.hitratio) {
             report.hitRatio = try runHitRatio(tracesDirectory: traces, policies: PolicyName.allCases, progress: progress)
         }
+        if sections.contains(.disk) {
+            let base = diskDir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("stash-bench-\(getpid())")
+            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+            report.diskDirectory = base
+            report.diskFileSystem = fileSystemName(of: base)
+            defer { if diskDir == nil { try? FileManager.default.removeItem(atPath: base) } }
+            report.disk = try measureDisk(
+                DiskWorkload(count: settings.diskValues, valueSize: settings.diskValueSize, seed: settings.seed &+ 3),
+                name: "disk", contenders: DiskContender.baselines, baseDirectory: base,
+                runs: settings.runs, warmup: settings.warmupRounds, progress: progress)
+        }
         progress?("")
         report.machine.loadAverageAtEnd = MachineInfo.loadAverage()
 
@@ -110,7 +124,7 @@ struct StashBench: ParsableCommand {
         var svgLinks: [String: String] = [:]
         if let svg {
             try FileManager.default.createDirectory(atPath: svg, withIntermediateDirectories: true)
-            for (name, content) in [("memory", report.memorySVG()), ("hitratio", report.hitRatioSVG())] {
+            for (name, content) in [("memory", report.memorySVG()), ("hitratio", report.hitRatioSVG()), ("disk", report.diskSVG())] {
                 guard let content else { continue }
                 let path = (svg as NSString).appendingPathComponent("\(name).svg")
                 try write(Data(content.utf8), to: path)

@@ -3,7 +3,12 @@ import CStashBenchSupport
 /// Every run of one contender in one phase of a workload.
 public struct ContenderSamples: Sendable, Codable {
     public var contender: String
-    public var kind: ContenderKind
+    /// A short name for narrow columns.
+    public var shortName: String
+    /// True for the floor every other contender is compared with.
+    public var isFloor: Bool
+    /// The memory contender, for memory workloads.
+    public var kind: ContenderKind?
     public var runs: [PhaseSample]
     /// The median over runs of nanoseconds per operation.
     public var medianNanosecondsPerOperation: Double
@@ -19,15 +24,22 @@ public struct PhaseResult: Sendable, Codable {
     public var summary: String
     public var contenders: [ContenderSamples]
 
-    public func samples(_ kind: ContenderKind) -> ContenderSamples? {
-        contenders.first { $0.kind == kind }
+    public func samples(named name: String) -> ContenderSamples? {
+        contenders.first { $0.contender == name }
     }
 
     /// Time ratio `a / b` of the medians: above 1, `a` is slower.
-    public func timeRatio(_ a: ContenderKind, _ b: ContenderKind) -> Double? {
-        guard let x = samples(a), let y = samples(b) else { return nil }
+    public func timeRatio(_ a: String, _ b: String) -> Double? {
+        guard let x = samples(named: a), let y = samples(named: b) else { return nil }
         return x.medianNanosecondsPerOperation / y.medianNanosecondsPerOperation
     }
+
+    public func timeRatio(_ a: ContenderKind, _ b: ContenderKind) -> Double? {
+        timeRatio(a.description, b.description)
+    }
+
+    /// The floor's name, if the phase has one.
+    public var floorName: String? { contenders.first(where: \.isFloor)?.contender }
 }
 
 /// Says what is being measured, for a progress line.
@@ -82,7 +94,7 @@ public func measure<W: MemoryWorkload>(
                 let runs = samples[kind, default: []].map { $0[phaseIndex] }
                 let hitPercents = runs.compactMap(\.hitPercent)
                 return ContenderSamples(
-                    contender: kind.description, kind: kind, runs: runs,
+                    contender: kind.description, shortName: kind.shortName, isFloor: kind.isFloor, kind: kind, runs: runs,
                     medianNanosecondsPerOperation: median(runs.map(\.nanosecondsPerOperation)),
                     medianHitPercent: hitPercents.isEmpty ? nil : median(hitPercents))
             })

@@ -55,6 +55,15 @@ extension BenchReport {
             if let link = svgLinks["hitratio"] { out += "![Hit ratio chart](\(link))\n\n" }
             out += table.markdown() + "\n"
         }
+        if !disk.isEmpty {
+            out += "## Disk baselines\n\n"
+            out += "What a disk cache costs at least, measured without Stash's DiskCache: raw file read/write (the floor), "
+            out += "a one-file-per-key store (hashed names, atomic temp-file + rename writes) and raw SQLite with prepared "
+            out += "statements (WAL, synchronous=NORMAL, a transaction per write). Run in `\(diskDirectory ?? "?")` on "
+            out += "\(diskFileSystem ?? "an unknown file system"), warm page cache, no fsync.\n\n"
+            if let link = svgLinks["disk"] { out += "![Disk chart](\(link))\n\n" }
+            for table in phaseTables(disk) { out += table.markdown() + "\n" }
+        }
         return out
     }
 }

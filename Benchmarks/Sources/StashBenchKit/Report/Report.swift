@@ -10,6 +10,10 @@ public struct BenchReport: Sendable, Codable {
     public var footprint: [FootprintResult] = []
     public var targets: [TargetCheck] = []
     public var hitRatio: [HitRatioRow] = []
+    public var disk: [PhaseResult] = []
+    /// Where the disk section ran, and on which file system.
+    public var diskDirectory: String?
+    public var diskFileSystem: String?
     public var notes: [String] = []
 
     public init(startedAt: String, machine: MachineInfo, settings: Settings) {
@@ -35,6 +39,8 @@ public struct Settings: Sendable, Codable {
     public var footprintEntries: Int
     public var footprintRuns: Int
     public var tracesDirectory: String?
+    public var diskValues: Int
+    public var diskValueSize: Int
 
     public static func make(quick: Bool, runs: Int?, seed: UInt64, sections: [String], traces: String?) -> Settings {
         Settings(
@@ -48,7 +54,9 @@ public struct Settings: Sendable, Codable {
             contendedOperationsPerThread: quick ? 125_000 : 500_000,
             footprintEntries: 1_000_000,
             footprintRuns: quick ? 1 : 3,
-            tracesDirectory: traces)
+            tracesDirectory: traces,
+            diskValues: quick ? 1_000 : 5_000,
+            diskValueSize: 4_096)
     }
 }
 

@@ -17,7 +17,7 @@ enum SVG {
     /// Horizontal bars, grouped; each group scaled to `scale(group)`.
     static func horizontalBars(title: String, subtitle: String, groups: [Group], legend: [String],
                                scale: (Group) -> Double) -> String {
-        let width = 760.0, labelWidth = 150.0, barArea = width - labelWidth - 130
+        let width = 940.0, labelWidth = 150.0, barArea = width - labelWidth - 260
         let barHeight = 16.0, barGap = 3.0, groupGap = 18.0, top = 64.0
         var y = top
         var body = ""
@@ -50,20 +50,31 @@ enum SVG {
 extension BenchReport {
     /// Throughput per memory workload phase (longer is faster; each group scaled to its fastest bar).
     public func memorySVG() -> String? {
-        guard !memory.isEmpty else { return nil }
-        let legend = memory.first?.contenders.map(\.contender) ?? []
-        let groups = memory.map { phase in
+        throughputSVG(memory, title: "Stash memory cache: throughput (median of \(settings.runs) interleaved runs)")
+    }
+
+    /// Throughput of the disk baselines per phase.
+    public func diskSVG() -> String? {
+        throughputSVG(disk, title: "Disk baselines: throughput (median of \(settings.runs) interleaved runs, \(diskFileSystem ?? "unknown file system"))")
+    }
+
+    /// Throughput per phase of a section, longer is faster.
+    func throughputSVG(_ phases: [PhaseResult], title: String) -> String? {
+        guard !phases.isEmpty else { return nil }
+        let legend = phases.first?.contenders.map(\.contender) ?? []
+        let groups = phases.map { phase in
             SVG.Group(title: "\(phase.phase)", bars: phase.contenders.map { samples in
-                var text = fixed(samples.medianOperationsPerSecond / 1e6, 2) + " Mops/s"
-                if let floor = phase.timeRatio(samples.kind, .lockedDictionary), !samples.kind.isFloor {
+                let opsPerSecond = samples.medianOperationsPerSecond
+                var text = opsPerSecond >= 100_000 ? fixed(opsPerSecond / 1e6, 2) + " Mops/s" : fixed(opsPerSecond / 1e3, 1) + " kops/s"
+                if let floorName = phase.floorName, !samples.isFloor, let floor = phase.timeRatio(samples.contender, floorName) {
                     text += " (" + ratioText(floor) + " floor time)"
                 }
                 return (samples.contender, samples.medianOperationsPerSecond, text)
             })
         }
         return SVG.horizontalBars(
-            title: "Stash memory cache: throughput (median of \(settings.runs) interleaved runs)",
-            subtitle: "Million operations per second, longer is faster; each workload scaled to its fastest contender. \(machine.cores) cores, \(machine.swiftVersion)",
+            title: title,
+            subtitle: "Operations per second, longer is faster; each workload scaled to its fastest contender. \(machine.cores) cores, \(machine.swiftVersion.replacingOccurrences(of: "Swift version ", with: "Swift ").components(separatedBy: " (").first ?? "")",
             groups: groups, legend: legend, scale: { $0.bars.map(\.value).max() ?? 1 })
     }
 

@@ -60,24 +60,31 @@ func ratioText(_ value: Double?) -> String {
 extension BenchReport {
     /// Memory workloads: one table per phase, each contender's median and its
     /// time ratio to the floor and to every other contender (row / column).
-    public func memoryTables() -> [Table] {
-        memory.map { phase in
-            let kinds = phase.contenders.map(\.kind)
-            let showHits = phase.contenders.contains { $0.medianHitPercent != nil && phase.phase != "get-hit" && phase.phase != "get-miss" }
-            var headers = ["contender", "median ns/op", "Mops/s"]
+    public func memoryTables() -> [Table] { phaseTables(memory) }
+
+    /// One table per phase: each contender's median and its time ratio to the
+    /// floor and to every other contender (row / column).
+    public func phaseTables(_ phases: [PhaseResult]) -> [Table] {
+        phases.map { phase in
+            // Hit ratios say something only where a limit evicts; "-hit" and "-miss" phases hit all or nothing by design.
+            let showHits = !phase.phase.hasSuffix("-hit") && !phase.phase.hasSuffix("-miss")
+                && phase.contenders.contains { $0.medianHitPercent != nil }
+            let fastest = phase.contenders.map(\.medianOperationsPerSecond).max() ?? 0
+            let (unitName, unitScale) = fastest >= 1e6 ? ("Mops/s", 1e6) : ("kops/s", 1e3)
+            var headers = ["contender", "median ns/op", unitName]
             if showHits { headers.append("hit %") }
-            headers += kinds.map { "/ \($0.shortName)" }
+            headers += phase.contenders.map { "/ \($0.shortName)" }
             let rows: [[String]] = phase.contenders.map { samples in
-                var row = [samples.contender + (samples.kind.isFloor ? " (floor)" : ""),
+                var row = [samples.contender + (samples.isFloor ? " (floor)" : ""),
                            fixed(samples.medianNanosecondsPerOperation, 1),
-                           fixed(samples.medianOperationsPerSecond / 1e6, 2)]
+                           fixed(samples.medianOperationsPerSecond / unitScale, 2)]
                 if showHits {
                     var hit = samples.medianHitPercent.map { fixed($0, 2) } ?? "-"
-                    if samples.kind.isFloor, hit != "-" { hit += " (no limit)" }
+                    if samples.kind == .lockedDictionary, hit != "-" { hit += " (no limit)" }
                     row.append(hit)
                 }
-                row += kinds.map { other in
-                    other == samples.kind ? "1.00x" : ratioText(phase.timeRatio(samples.kind, other))
+                row += phase.contenders.map { other in
+                    other.contender == samples.contender ? "1.00x" : ratioText(phase.timeRatio(samples.contender, other.contender))
                 }
                 return row
             }
@@ -171,6 +178,10 @@ extension BenchReport {
         if let table = footprintTable() { out += table.text() + "\n" }
         if let table = targetsTable() { out += table.text() + "\n" }
         if let table = hitRatioTable() { out += table.text() + "\n" }
+        if !disk.isEmpty {
+            out += "Disk baselines (in \(diskDirectory ?? "?"), \(diskFileSystem ?? "unknown file system"))\n\n"
+            for table in phaseTables(disk) { out += table.text() + "\n" }
+        }
         return out
     }
 }

@@ -18,3 +18,18 @@ void stash_bench_heap_trim(void) {
     malloc_trim(0);
 #endif
 }
+
+#if defined(__linux__)
+#include <sys/vfs.h>
+#endif
+
+int64_t stash_bench_file_system_type(const char *path) {
+#if defined(__linux__)
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (int64_t)(uint32_t)info.f_type;
+#else
+    (void)path;
+    return -1;
+#endif
+}
