@@ -42,6 +42,10 @@ let package = Package(
             name: "CSQLiteBench",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .testTarget(
+            name: "StashBenchKitTests",
+            dependencies: ["StashBenchKit"]
+        ),
         // ordo-one/benchmark suites: `swift package benchmark` in this folder.
         .executableTarget(
             name: "MemoryCacheBenchmarks",
