@@ -50,11 +50,23 @@ struct StashBench: ParsableCommand {
     @Flag(help: "Exit with status 2 if a target or a reference check fails.")
     var strict = false
 
+    @Option(help: "Measure nothing: read a report written earlier with --json and render it (text, --svg, --markdown).")
+    var render: String?
+
     mutating func validate() throws {
         if let runs, runs < 5 { throw ValidationError("--runs must be at least 5: figures are medians of at least 5 runs") }
     }
 
     func run() throws {
+        if let render {
+            guard let data = FileManager.default.contents(atPath: render) else {
+                throw ValidationError("cannot read \(render)")
+            }
+            let report = try JSONDecoder().decode(BenchReport.self, from: data)
+            print(report.text(), terminator: "")
+            try writeOutputs(report, json: nil)
+            return
+        }
         let sections: [Section] = section == .all ? [.memory, .hitratio, .disk] : [section]
         let settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
                                      traces: sections.contains(.hitratio) ? traces : nil)
@@ -105,7 +117,7 @@ struct StashBench: ParsableCommand {
         report.machine.loadAverageAtEnd = MachineInfo.loadAverage()
 
         print(report.text(), terminator: "")
-        try writeOutputs(report)
+        try writeOutputs(report, json: json)
 
         let failed = report.targets.contains { !$0.passed }
             || report.hitRatio.contains { $0.stashLRUMatchesReadme != true || !$0.optMatchesReadme }
@@ -114,7 +126,7 @@ struct StashBench: ParsableCommand {
         }
     }
 
-    private func writeOutputs(_ report: BenchReport) throws {
+    private func writeOutputs(_ report: BenchReport, json: String?) throws {
         if let json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

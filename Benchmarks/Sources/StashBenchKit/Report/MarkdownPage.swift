@@ -35,9 +35,14 @@ extension BenchReport {
             --json bench-out/results.json --svg docs/benchmarks --markdown docs/benchmarks.md
         ```
 
-        Contenders: Stash's `MemoryCache` once per eviction policy; Foundation's `NSCache` (object keys and \
-        boxed values built outside the timed region); and the floor, a `Dictionary` behind a pthread mutex, \
-        with no limits and no bookkeeping.
+        Contenders: Stash's `MemoryCache` once per eviction policy, created with its defaults apart from the \
+        limits; Foundation's `NSCache` (`NSString` keys and boxed values built outside the timed region); and \
+        the floor, a `Dictionary` behind a pthread mutex, with no limits and no bookkeeping. The floor starts \
+        empty and grows as the caches do (no `reserveCapacity`); where a limit makes the caches evict, it keeps \
+        everything, so its hit ratio is marked "no limit".
+
+        How to read the tables: "/ X" is the row's median time per operation divided by X's, so below 1.00x \
+        the row is faster than X. Every workload's figures come from the same rounds.
 
 
         """

@@ -61,7 +61,7 @@ extension BenchReport {
     /// Throughput per phase of a section, longer is faster.
     func throughputSVG(_ phases: [PhaseResult], title: String) -> String? {
         guard !phases.isEmpty else { return nil }
-        let legend = phases.first?.contenders.map(\.contender) ?? []
+        let legend = phases.first?.contenders.map { $0.contender + ($0.isFloor ? " (floor)" : "") } ?? []
         let groups = phases.map { phase in
             SVG.Group(title: "\(phase.phase)", bars: phase.contenders.map { samples in
                 let opsPerSecond = samples.medianOperationsPerSecond
@@ -69,7 +69,7 @@ extension BenchReport {
                 if let floorName = phase.floorName, !samples.isFloor, let floor = phase.timeRatio(samples.contender, floorName) {
                     text += " (" + ratioText(floor) + " floor time)"
                 }
-                return (samples.contender, samples.medianOperationsPerSecond, text)
+                return (samples.contender + (samples.isFloor ? " (floor)" : ""), samples.medianOperationsPerSecond, text)
             })
         }
         return SVG.horizontalBars(

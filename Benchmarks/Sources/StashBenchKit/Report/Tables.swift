@@ -43,7 +43,7 @@ public struct Table: Sendable {
         out += "| " + headers.joined(separator: " | ") + " |\n"
         out += "|" + alignments.map { $0 == .left ? "---" : "---:" }.joined(separator: "|") + "|\n"
         for row in rows { out += "| " + row.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n" }
-        if !notes.isEmpty { out += "\n" + notes.map { $0 }.joined(separator: "\n") + "\n" }
+        if !notes.isEmpty { out += "\n" + notes.joined(separator: "\n\n") + "\n" }
         return out
     }
 }
