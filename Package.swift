@@ -32,6 +32,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Test helper, not a product: writes to a cache in a loop, printing each
+        // acknowledged operation, so the reliability tests can kill it at any point.
+        .executableTarget(
+            name: "stash-stress",
+            dependencies: ["Stash"],
+            path: "Tests/StressHelper"
+        ),
         .testTarget(
             name: "StashTests",
             dependencies: ["Stash"]

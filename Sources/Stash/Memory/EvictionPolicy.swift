@@ -34,6 +34,7 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// newer popular ones; prefer ``lru`` when popularity shifts.
     public static let lfu = EvictionPolicy(kind: .lfu)
 
+    /// The policy's name: "lru", "fifo" or "lfu".
     public var description: String {
         switch kind {
         case .lru: "lru"

@@ -45,6 +45,7 @@ public struct EvictionReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The reason's name, such as "countLimit".
     public var description: String {
         switch kind {
         case .countLimit: "countLimit"

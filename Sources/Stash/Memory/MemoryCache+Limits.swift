@@ -73,7 +73,7 @@ extension MemoryCache {
     ///
     /// - Complexity: Setting it is O(1). Thread-safe.
     public var autoTrimInterval: Duration? {
-        get { core.lock.withLock { core.autoTrimInterval } }
+        get { core.lock.withLock { core.autoTrimTimer.interval } }
         set { core.setAutoTrimInterval(newValue) }
     }
 

@@ -20,8 +20,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     @usableFromInline var releasesValuesInBackground: Bool
     var removesAllOnMemoryPressure: Bool
     var removesAllOnEnteringBackground: Bool
-    var autoTrimInterval: Duration?
-    private var autoTrimTimer: (any DispatchSourceTimer)?
+    var autoTrimTimer = AutoTrimTimer()
 
     let name: String
     let logger: Logger
@@ -44,7 +43,6 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         self.releasesValuesInBackground = releasesValuesInBackground
         self.removesAllOnMemoryPressure = removesAllOnMemoryPressure
         self.removesAllOnEnteringBackground = removesAllOnEnteringBackground
-        self.autoTrimInterval = nil
         storage = MemoryCacheStorage(
             policy: policy,
             countLimit: Self.validatedLimit(countLimit, "countLimit", logger),
@@ -55,7 +53,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     }
 
     deinit {
-        autoTrimTimer?.cancel()
+        autoTrimTimer.cancel()
     }
 
     // MARK: - Running locked work
@@ -148,28 +146,9 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     // MARK: - Auto-trim
 
     func setAutoTrimInterval(_ interval: Duration?) {
-        var interval = interval
-        if let value = interval, value <= .zero {
-            logger.warning("autoTrimInterval must be positive; auto-trim disabled", metadata: ["cache": "\(name)"])
-            interval = nil
-        }
+        let interval = AutoTrimTimer.validated(interval, logger: logger)
         lock.withLock {
-            autoTrimTimer?.cancel()
-            autoTrimTimer = nil
-            autoTrimInterval = interval
-            guard let interval else { return }
-            let nanos = Int(clamping: interval.nanosecondsClamped)
-            let timer = DispatchSource.makeTimerSource(queue: sharedAutoTrimQueue)
-            timer.schedule(
-                deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
-                leeway: .nanoseconds(Swift.max(nanos / 10, 1_000_000)))
-            // The timer holds the core weakly: it never keeps the cache alive, and
-            // the core's deinit cancels it.
-            timer.setEventHandler { [weak self] in
-                self?.removeStaleEntries()
-            }
-            timer.resume()
-            autoTrimTimer = timer
+            autoTrimTimer.reschedule(every: interval, on: sharedAutoTrimQueue, owner: self) { $0.removeStaleEntries() }
         }
     }
 

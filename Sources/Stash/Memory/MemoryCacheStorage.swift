@@ -85,13 +85,17 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         self.ageLimit = ageLimit
         self.clock = clock
         self.checksDiscardable = Value.self is any DiscardableContent.Type
-        entries = .allocate(capacity: 0)
-        entryCapacity = 0
-        handedOut = 0
-        freeSlots = []
-        buckets = .allocate(capacity: Self.initialBucketCount)
-        buckets.initialize(repeating: 0, count: Self.initialBucketCount)
-        bucketMask = Self.initialBucketCount - 1
+        (entries, entryCapacity, handedOut, freeSlots, buckets, bucketMask) = Self.emptyBuffers()
+    }
+
+    /// A new, empty arena and index.
+    private static func emptyBuffers() -> (
+        entries: UnsafeMutablePointer<Entry>, entryCapacity: Int, handedOut: Int, freeSlots: [Int32],
+        buckets: UnsafeMutablePointer<UInt64>, bucketMask: Int
+    ) {
+        let buckets = UnsafeMutablePointer<UInt64>.allocate(capacity: initialBucketCount)
+        buckets.initialize(repeating: 0, count: initialBucketCount)
+        return (.allocate(capacity: 0), 0, 0, [], buckets, initialBucketCount - 1)
     }
 
     deinit {
@@ -445,13 +449,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// the caller releases the old entries after unlocking.
     func detachAll() -> DetachedEntries<Key, Value> {
         let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1)
-        entries = .allocate(capacity: 0)
-        entryCapacity = 0
-        handedOut = 0
-        freeSlots = []
-        buckets = .allocate(capacity: Self.initialBucketCount)
-        buckets.initialize(repeating: 0, count: Self.initialBucketCount)
-        bucketMask = Self.initialBucketCount - 1
+        (entries, entryCapacity, handedOut, freeSlots, buckets, bucketMask) = Self.emptyBuffers()
         queue.removeAll()
         count = 0
         totalCost = 0

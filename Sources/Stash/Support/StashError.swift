@@ -57,6 +57,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         /// The cache has been closed.
         public static let closed = Code(.closed)
 
+        /// The code's name, such as "invalid key".
         public var description: String {
             switch wrapped {
             case .invalidArgument: "invalid argument"
@@ -93,6 +94,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code, the message and, when there is one, the cause, on one line.
     public var description: String {
         if let cause {
             return "StashError(\(code)): \(message) (cause: \(cause))"
@@ -117,6 +119,7 @@ public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertibl
         self.errno = errno
     }
 
+    /// The call, the system's description of `errno`, and its number.
     public var description: String {
         "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
     }

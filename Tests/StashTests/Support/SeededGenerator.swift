@@ -1,7 +1,9 @@
-/// SplitMix64: a small, fast, seedable generator, so randomized tests replay exactly.
+/// A small deterministic random number generator (SplitMix64) for randomized
+/// tests: the same seed gives the same sequence on every platform and run.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
+    /// Creates a generator whose sequence is fixed by `seed`.
     init(seed: UInt64) {
         state = seed
     }

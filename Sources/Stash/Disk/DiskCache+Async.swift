@@ -1,0 +1,67 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The async forms of ``DiskCache``'s operations.
+///
+/// Each runs the synchronous operation on the cache's own dispatch queue and
+/// suspends the caller meanwhile, so blocking disk I/O never occupies a thread
+/// of Swift's cooperative pool. Calls from one task run in order.
+extension DiskCache {
+    /// The value for `key`, or `nil`. See ``value(forKey:)``.
+    public func value(forKey key: String) async throws(StashError) -> Value? {
+        try await core.run { [self] () throws(StashError) in try value(forKey: key) }
+    }
+
+    /// Whether there is a fresh value for `key`. See ``contains(_:)``.
+    public func contains(_ key: String) async throws(StashError) -> Bool {
+        try await core.run { [self] () throws(StashError) in try contains(key) }
+    }
+
+    /// The extended data for `key`. See ``extendedData(forKey:)``.
+    public func extendedData(forKey key: String) async throws(StashError) -> Data? {
+        try await core.run { [self] () throws(StashError) in try extendedData(forKey: key) }
+    }
+
+    /// Stores `value` for `key`. See ``setValue(_:forKey:ttl:extendedData:)``.
+    public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil, extendedData: Data? = nil) async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in
+            try setValue(value, forKey: key, ttl: ttl, extendedData: extendedData)
+        }
+    }
+
+    /// Removes the value for `key`. See ``removeValue(forKey:)``.
+    @discardableResult
+    public func removeValue(forKey key: String) async throws(StashError) -> Bool {
+        try await core.run { [self] () throws(StashError) in try removeValue(forKey: key) }
+    }
+
+    /// Removes every entry. See ``removeAll()``.
+    public func removeAll() async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try removeAll() }
+    }
+
+    /// Removes every entry, reporting progress. See ``removeAll(progress:)``.
+    ///
+    /// `progress` runs on the cache's queue.
+    public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try removeAll(progress: progress) }
+    }
+
+    /// Trims to `maxCount` entries. See ``trim(toCount:)``.
+    public func trim(toCount maxCount: Int) async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try trim(toCount: maxCount) }
+    }
+
+    /// Trims to `maxSize` bytes. See ``trim(toSize:)``.
+    public func trim(toSize maxSize: Int) async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try trim(toSize: maxSize) }
+    }
+
+    /// Removes entries written `age` or longer ago. See ``trim(toAge:)``.
+    public func trim(toAge age: Duration) async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try trim(toAge: age) }
+    }
+}

@@ -1,0 +1,329 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers over the POSIX calls the disk storage needs.
+///
+/// Unless a function says otherwise, none follows a symbolic link in the last
+/// component of a path (`lstat`, `O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`,
+/// `unlink`), and every failure is a ``SystemCallError`` carrying `errno`.
+///
+/// Stateless; every function is safe to call from any thread.
+enum FileSystem {
+    /// Identifies a file independently of its name: device and inode numbers.
+    struct Identity: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The type of a directory entry, as `lstat` sees it.
+    enum EntryType: Sendable {
+        case regular
+        case directory
+        case symbolicLink
+        case other
+    }
+
+    /// What `lstat`/`fstat` says about an entry.
+    struct Status: Sendable {
+        var type: EntryType
+        /// The size in bytes.
+        var size: Int64
+        /// The last modification, in nanoseconds since the Unix epoch.
+        var modificationTime: Int64
+        var identity: Identity
+
+        init(_ info: stat) {
+            switch info.st_mode & mode_t(S_IFMT) {
+            case mode_t(S_IFREG): type = .regular
+            case mode_t(S_IFDIR): type = .directory
+            case mode_t(S_IFLNK): type = .symbolicLink
+            default: type = .other
+            }
+            size = Int64(info.st_size)
+            #if canImport(Darwin)
+            let time = info.st_mtimespec
+            #else
+            let time = info.st_mtim
+            #endif
+            modificationTime = Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+            identity = Identity(
+                device: UInt64(truncatingIfNeeded: info.st_dev),
+                inode: UInt64(truncatingIfNeeded: info.st_ino)
+            )
+        }
+    }
+
+    /// One entry of a directory listing. `rawName` keeps the exact bytes (with a
+    /// trailing NUL) so that entries whose names are not valid UTF-8 can still be
+    /// removed; `name` is their (possibly repaired) text.
+    struct DirectoryEntry: Sendable {
+        var name: String
+        var rawName: [CChar]
+    }
+
+    /// The current `errno` as an error for `call`.
+    static func lastError(_ call: String) -> SystemCallError {
+        SystemCallError(call: call, errno: errno)
+    }
+
+    // MARK: - Status
+
+    /// `lstat(path)`: the entry itself, never a link's target.
+    static func entryStatus(_ path: String) throws(SystemCallError) -> Status {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw lastError("lstat") }
+        return Status(info)
+    }
+
+    /// `stat(path)`: follows symbolic links. Used only for the cache's root
+    /// directory, which the caller chose and may legitimately be a link.
+    static func followingStatus(_ path: String) throws(SystemCallError) -> Status {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw lastError("stat") }
+        return Status(info)
+    }
+
+    /// `fstatat(directory, name, AT_SYMLINK_NOFOLLOW)`.
+    static func entryStatus(_ name: UnsafePointer<CChar>, in directory: Int32) throws(SystemCallError) -> Status {
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw lastError("fstatat") }
+        return Status(info)
+    }
+
+    /// `fstatat(directory, name, AT_SYMLINK_NOFOLLOW)` for a Swift string name.
+    static func entryStatus(_ name: String, in directory: Int32) throws(SystemCallError) -> Status {
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw lastError("fstatat") }
+        return Status(info)
+    }
+
+    /// `fstat(descriptor)`.
+    static func status(ofDescriptor descriptor: Int32) throws(SystemCallError) -> Status {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw lastError("fstat") }
+        return Status(info)
+    }
+
+    // MARK: - Directories
+
+    /// Creates the directory `path` with `mode` (0700 by default).
+    ///
+    /// - Returns: `true` if it was created, `false` if an entry of that name
+    ///   already existed (of any type: the caller checks).
+    static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemCallError) -> Bool {
+        if mkdir(path, mode) == 0 { return true }
+        if errno == EEXIST { return false }
+        throw lastError("mkdir")
+    }
+
+    /// Creates `path` and any missing parents, each with mode 0700 (`mkdir -p`).
+    /// Existing components are left as they are.
+    static func makeDirectories(_ path: String) throws(SystemCallError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += component
+            _ = try makeDirectory(prefix)
+            prefix += "/"
+        }
+    }
+
+    /// Opens the directory `path` for `*at` calls, refusing a symbolic link
+    /// (`O_DIRECTORY | O_NOFOLLOW`): `ELOOP` or `ENOTDIR` if it is not a real directory.
+    static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw lastError("open") }
+        return descriptor
+    }
+
+    /// Opens the directory `name` inside `parent`, refusing a symbolic link.
+    static func openDirectory(_ name: UnsafePointer<CChar>, in parent: Int32) throws(SystemCallError) -> Int32 {
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw lastError("openat") }
+        return descriptor
+    }
+
+    /// The entries of the open directory `descriptor`, without `.` and `..`.
+    /// The descriptor stays open and owned by the caller.
+    ///
+    /// - Complexity: O(n) in the number of entries.
+    static func entries(ofDirectory descriptor: Int32) throws(SystemCallError) -> [DirectoryEntry] {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { throw lastError("dup") }
+        guard let stream = fdopendir(copy) else {
+            let error = lastError("fdopendir")
+            close(copy)
+            throw error
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var result: [DirectoryEntry] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw lastError("readdir") }
+                break
+            }
+            let raw: [CChar] = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                let chars = bytes.bindMemory(to: CChar.self)
+                let length = chars.firstIndex(of: 0) ?? chars.count
+                return Array(chars[..<length]) + [0]
+            }
+            if raw == [46, 0] || raw == [46, 46, 0] { continue }  // "." and ".."
+            let name = String(decoding: raw.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            result.append(DirectoryEntry(name: name, rawName: raw))
+        }
+        return result
+    }
+
+    // MARK: - Files
+
+    /// Creates a new file `name` in `directory` for writing: `O_CREAT | O_EXCL`
+    /// (never reuses an existing entry), `O_NOFOLLOW`, mode 0600.
+    static func createFile(_ name: String, in directory: Int32) throws(SystemCallError) -> Int32 {
+        let descriptor = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw lastError("openat") }
+        return descriptor
+    }
+
+    /// Opens the existing file `name` in `directory` for reading, refusing a
+    /// symbolic link (`ELOOP`).
+    static func openForReading(_ name: String, in directory: Int32) throws(SystemCallError) -> Int32 {
+        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw lastError("openat") }
+        return descriptor
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short writes and `EINTR`.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemCallError) {
+        guard var pointer = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            // Linux writes at most 0x7ffff000 bytes per call.
+            let written = write(descriptor, pointer, min(remaining, 1 << 30))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw lastError("write")
+            }
+            if written == 0 { throw SystemCallError(call: "write", errno: EIO) }
+            pointer += written
+            remaining -= written
+        }
+    }
+
+    /// Reads until `buffer` is full or the file ends, retrying `EINTR`.
+    ///
+    /// - Returns: The number of bytes read: less than `buffer.count` only at end of file.
+    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var total = 0
+        while total < buffer.count {
+            let count = read(descriptor, base + total, min(buffer.count - total, 1 << 30))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw lastError("read")
+            }
+            if count == 0 { break }
+            total += count
+        }
+        return total
+    }
+
+    /// `close(descriptor)`, under a name that instance methods called `close` do not shadow.
+    ///
+    /// - Returns: 0 on success, -1 with `errno` set on failure.
+    @discardableResult
+    static func closeDescriptor(_ descriptor: Int32) -> Int32 {
+        close(descriptor)
+    }
+
+    /// `fsync(descriptor)`.
+    static func synchronize(_ descriptor: Int32) throws(SystemCallError) {
+        guard fsync(descriptor) == 0 else { throw lastError("fsync") }
+    }
+
+    /// Renames `from` to `to`, both inside `directory`, replacing nothing
+    /// unexpected: callers use fresh unique names.
+    static func rename(_ from: String, to: String, in directory: Int32) throws(SystemCallError) {
+        guard renameat(directory, from, directory, to) == 0 else { throw lastError("renameat") }
+    }
+
+    /// Renames the entry at path `from` to path `to` (the entry itself: a link is
+    /// moved as a link).
+    static func rename(_ from: String, to: String) throws(SystemCallError) {
+        guard posixRename(from, to) == 0 else { throw lastError("rename") }
+    }
+
+    /// Removes the non-directory entry `name` from `directory` (a link is removed,
+    /// never its target).
+    ///
+    /// - Returns: `false` if there was no such entry.
+    @discardableResult
+    static func removeEntry(_ name: String, in directory: Int32) throws(SystemCallError) -> Bool {
+        if unlinkat(directory, name, 0) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw lastError("unlinkat")
+    }
+
+    /// Removes the entry at `path` if it is not a directory (a link is removed,
+    /// never its target). `false` if there was no such entry.
+    @discardableResult
+    static func removeEntry(_ path: String) throws(SystemCallError) -> Bool {
+        if unlink(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw lastError("unlink")
+    }
+
+    // MARK: - Misc
+
+    /// The bytes available to unprivileged users on the file system holding `path`
+    /// (`statvfs`: `f_bavail * f_frsize`), saturating at `Int.max`.
+    static func availableSpace(at path: String) throws(SystemCallError) -> Int {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { throw lastError("statvfs") }
+        let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return overflow ? .max : Int(clamping: bytes)
+    }
+
+    /// `count` random bytes from the system generator, as lowercase hex.
+    static func randomHex(byteCount: Int = 16) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var text = ""
+        text.reserveCapacity(byteCount * 2)
+        let digits = Array("0123456789abcdef")
+        for _ in 0..<byteCount {
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return text
+    }
+
+    /// The wall-clock time in nanoseconds since the Unix epoch, the scale of file
+    /// modification times (independent of any injected ``CacheClock``).
+    static func wallClockNow() -> Int64 {
+        WallClock().nanosecondsNow
+    }
+
+    /// Runs `body` while holding an exclusive `flock` on the file `path` (created
+    /// 0600 if missing), serialising it with other processes doing the same.
+    /// If the lock file cannot be opened or locked, runs `body` unlocked.
+    static func withExclusiveLock<Result>(_ path: String, _ body: () -> Result) -> Result {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return body() }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+        defer { flock(descriptor, LOCK_UN) }
+        return body()
+    }
+}
+
+/// `rename(2)`, under a name that does not clash with ``FileSystem/rename(_:to:)``.
+@inline(__always)
+private func posixRename(_ from: String, _ to: String) -> Int32 {
+    rename(from, to)
+}

@@ -1,0 +1,262 @@
+import CSQLite
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a consistency check of a disk cache found and repaired.
+///
+/// Returned by the disk cache's verification (the `stash verify` command runs it
+/// directly; a disk cache also runs it in the background after opening). Every
+/// count is of things already repaired: the cache is consistent afterwards.
+///
+/// ```swift
+/// let report = try cache.verify()
+/// if !report.isClean { print(report) }
+/// ```
+///
+/// A value type: `Sendable`, safe to share between threads.
+public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
+    /// Files in `data/` that no entry referred to, older than the grace period
+    /// (1 hour by default), deleted. Younger ones are left alone: another process
+    /// may be about to record them.
+    public var orphanFilesRemoved: Int
+    /// Abandoned temporary files (`.tmp-…`, left by a crash mid-write) older than
+    /// the grace period, deleted.
+    public var temporaryFilesRemoved: Int
+    /// Entries in `data/` that Stash never creates (symbolic links, directories,
+    /// devices), removed without following them.
+    public var unexpectedEntriesRemoved: Int
+    /// Cache entries whose file was missing, removed.
+    public var missingFileEntriesRemoved: Int
+    /// Cache entries whose bytes were damaged (a file of the wrong size or type, an
+    /// inline value of the wrong length), removed with their files.
+    public var damagedEntriesRemoved: Int
+    /// Whether the stored entry count or total size disagreed with the entries and
+    /// was recomputed.
+    public var totalsCorrected: Bool
+    /// Whether the manifest failed SQLite's integrity check and was set aside: the
+    /// cache was restarted empty, and the other counts are then zero.
+    public var manifestReset: Bool
+
+    /// Creates a report. Every count defaults to 0 and every flag to `false`: a
+    /// clean report.
+    public init(
+        orphanFilesRemoved: Int = 0,
+        temporaryFilesRemoved: Int = 0,
+        unexpectedEntriesRemoved: Int = 0,
+        missingFileEntriesRemoved: Int = 0,
+        damagedEntriesRemoved: Int = 0,
+        totalsCorrected: Bool = false,
+        manifestReset: Bool = false
+    ) {
+        self.orphanFilesRemoved = orphanFilesRemoved
+        self.temporaryFilesRemoved = temporaryFilesRemoved
+        self.unexpectedEntriesRemoved = unexpectedEntriesRemoved
+        self.missingFileEntriesRemoved = missingFileEntriesRemoved
+        self.damagedEntriesRemoved = damagedEntriesRemoved
+        self.totalsCorrected = totalsCorrected
+        self.manifestReset = manifestReset
+    }
+
+    /// The number of files and entries removed, in all categories.
+    public var repairedCount: Int {
+        orphanFilesRemoved + temporaryFilesRemoved + unexpectedEntriesRemoved
+            + missingFileEntriesRemoved + damagedEntriesRemoved
+    }
+
+    /// Whether nothing needed repairing.
+    public var isClean: Bool {
+        repairedCount == 0 && !totalsCorrected && !manifestReset
+    }
+
+    /// A one-line English summary of what was repaired, or
+    /// `"consistent: nothing to repair"`.
+    public var description: String {
+        if isClean { return "consistent: nothing to repair" }
+        var parts: [String] = []
+        if manifestReset { parts.append("manifest damaged: set aside, cache restarted empty") }
+        if orphanFilesRemoved > 0 { parts.append("\(orphanFilesRemoved) orphan files removed") }
+        if temporaryFilesRemoved > 0 { parts.append("\(temporaryFilesRemoved) abandoned temporary files removed") }
+        if unexpectedEntriesRemoved > 0 { parts.append("\(unexpectedEntriesRemoved) unexpected entries removed") }
+        if missingFileEntriesRemoved > 0 { parts.append("\(missingFileEntriesRemoved) entries with missing files removed") }
+        if damagedEntriesRemoved > 0 { parts.append("\(damagedEntriesRemoved) damaged entries removed") }
+        if totalsCorrected { parts.append("totals recomputed") }
+        return parts.joined(separator: ", ")
+    }
+}
+
+extension KVStorage {
+    /// Checks the manifest and `data/` against each other and repairs what
+    /// disagrees; see ``RepairReport`` for the categories.
+    ///
+    /// Steps: flush access times; `PRAGMA quick_check` (a failure sets the manifest
+    /// aside and restarts the cache empty); list `data/`; then, in one write
+    /// transaction, delete unreferenced files older than
+    /// ``KVStorageOptions/orphanGracePeriod`` (by modification time on the wall
+    /// clock), remove rows whose file is missing or damaged, remove inline rows of
+    /// the wrong length, and recompute the totals if they drifted. Damaged rows'
+    /// files are deleted after the commit.
+    ///
+    /// Safe with other instances writing meanwhile: a file renamed into `data/` but
+    /// not yet recorded is protected by the grace period and, should it be deleted
+    /// anyway, by the writer's check inside its own transaction (it writes the file
+    /// again).
+    ///
+    /// Heavier than any other operation (O(n) in entries and files, and it holds the
+    /// write lock while comparing them): the owner runs it in the background, or the
+    /// CLI on demand. It is never run on open.
+    ///
+    /// - Returns: What was repaired.
+    /// - Complexity: O(n + f) for n entries and f files, plus the integrity check,
+    ///   which reads the whole manifest.
+    /// - Throws: ``StashError``: `.databaseFailed`, `.ioFailed` if `data/` cannot be
+    ///   listed, `.closed`.
+    func checkConsistency() throws(StashError) -> RepairReport {
+        var report = RepairReport()
+        try flushAccessTimes()
+
+        let integrity: String?
+        do {
+            integrity = try perform("checking the manifest's integrity") { connection throws(SQLiteError) in
+                try connection.scalarText("PRAGMA quick_check(1)")
+            }
+        } catch where error.code == .corrupted {
+            report.manifestReset = true
+            return report
+        }
+        if let integrity, integrity != "ok" {
+            recoverFromCorruption(
+                SQLiteError(resultCode: SQLITE_CORRUPT, message: integrity, sql: "PRAGMA quick_check(1)"),
+                while: "checking the manifest's integrity"
+            )
+            report.manifestReset = true
+            return report
+        }
+
+        // List data/ before the transaction: it can be long, and rows committed
+        // meanwhile are re-read inside the transaction.
+        if let status = try? FileSystem.entryStatus(dataPath), status.type != .directory {
+            report.unexpectedEntriesRemoved += 1
+        }
+        repairDataDirectory()
+        let directory: Int32
+        do {
+            directory = try FileSystem.openDirectory(dataPath)
+        } catch {
+            throw StashError(.ioFailed, "cannot open \(dataPath)", cause: error)
+        }
+        defer { FileSystem.closeDescriptor(directory) }
+        var listing: [String: FileSystem.Status] = [:]
+        var rawNames: [String: [CChar]] = [:]
+        do {
+            for entry in try FileSystem.entries(ofDirectory: directory) {
+                let status = entry.rawName.withUnsafeBufferPointer { raw in
+                    raw.baseAddress.flatMap { try? FileSystem.entryStatus($0, in: directory) }
+                }
+                guard let status else { continue }  // vanished since the listing
+                listing[entry.name] = status
+                rawNames[entry.name] = entry.rawName
+            }
+        } catch {
+            throw StashError(.ioFailed, "cannot list \(dataPath)", cause: error)
+        }
+
+        let now = FileSystem.wallClockNow()
+        let grace = options.orphanGracePeriod.nanosecondsClamped
+        var damagedFiles: [String] = []
+        do {
+            try perform("repairing the manifest") { connection throws(SQLiteError) in
+                try connection.transaction { () throws(SQLiteError) in
+                    var referenced: [String: (rowid: Int64, size: Int)] = [:]
+                    try connection.withStatement(Manifest.SQL.selectFiles) { statement throws(SQLiteError) in
+                        while try statement.step() == .row {
+                            if let name = statement.text(at: 1) {
+                                referenced[name] = (statement.int64(at: 0), Int(statement.int64(at: 2)))
+                            }
+                        }
+                    }
+
+                    // Files no row refers to.
+                    for (name, status) in listing where referenced[name] == nil {
+                        guard let raw = rawNames[name] else { continue }
+                        switch status.type {
+                        case .directory:
+                            if (try? trash.moveIn("\(dataPath)/\(name)", label: "data-unexpected")) == true {
+                                report.unexpectedEntriesRemoved += 1
+                            }
+                        case .symbolicLink, .other:
+                            if Self.unlink(raw, in: directory) { report.unexpectedEntriesRemoved += 1 }
+                        case .regular:
+                            guard now.addingClamped(-status.modificationTime) >= grace else { continue }
+                            if Self.unlink(raw, in: directory) {
+                                if name.hasPrefix(".tmp-") {
+                                    report.temporaryFilesRemoved += 1
+                                } else {
+                                    report.orphanFilesRemoved += 1
+                                }
+                            }
+                        }
+                    }
+
+                    // Rows whose file is missing or damaged.
+                    for (name, row) in referenced {
+                        // A row committed after the listing has a file the listing missed.
+                        let status = listing[name] ?? (try? FileSystem.entryStatus(name, in: directory))
+                        if let status, status.type == .regular, status.size == Int64(row.size) { continue }
+                        try deleteRow(connection, rowid: row.rowid)
+                        if status == nil {
+                            report.missingFileEntriesRemoved += 1
+                        } else {
+                            report.damagedEntriesRemoved += 1
+                            damagedFiles.append(name)
+                        }
+                    }
+
+                    // Inline rows whose bytes do not match their size.
+                    let damagedInline = try connection.withStatement(Manifest.SQL.selectDamagedInline) { statement throws(SQLiteError) in
+                        var rowids: [Int64] = []
+                        while try statement.step() == .row { rowids.append(statement.int64(at: 0)) }
+                        return rowids
+                    }
+                    for rowid in damagedInline {
+                        try deleteRow(connection, rowid: rowid)
+                        report.damagedEntriesRemoved += 1
+                    }
+
+                    report.totalsCorrected = try Manifest.recountTotals(connection).corrected
+                }
+            }
+        } catch where error.code == .corrupted {
+            return RepairReport(manifestReset: true)
+        }
+        cachedTotals = nil
+        for name in damagedFiles {
+            removeDataFile(name)
+        }
+        if !report.isClean {
+            logger.notice("repaired the disk cache", metadata: ["report": "\(report)"])
+        }
+        return report
+    }
+
+    /// Deletes the row `rowid`.
+    private func deleteRow(_ connection: SQLiteConnection, rowid: Int64) throws(SQLiteError) {
+        try connection.withStatement(Manifest.SQL.deleteRow) { statement throws(SQLiteError) in
+            try statement.bind(rowid, at: 1)
+            try statement.step()
+        }
+    }
+
+    /// `unlinkat(directory, name, 0)`; `true` if the entry was removed.
+    private static func unlink(_ rawName: [CChar], in directory: Int32) -> Bool {
+        rawName.withUnsafeBufferPointer { raw in
+            guard let name = raw.baseAddress else { return false }
+            return unlinkat(directory, name, 0) == 0
+        }
+    }
+}

@@ -1,0 +1,256 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// The files under data/: writing, reading, deleting, and keeping the directories sound.
+//
+// Every access goes through a descriptor of data/ opened with O_DIRECTORY|O_NOFOLLOW,
+// then *at() calls with O_NOFOLLOW/AT_SYMLINK_NOFOLLOW or unlinkat(), so neither a
+// data/ replaced by a link nor a data file replaced by a link is ever followed.
+// The descriptor is opened per operation rather than kept, because removeAll() (in
+// this or another instance) renames data/ into the trash and creates a new one.
+
+extension KVStorage {
+    /// A value file just written into `data/`.
+    struct DataFile {
+        /// The file's name inside `data/`: 32 random hex digits.
+        var name: String
+        /// The `data/` directory it was written into, to notice if that directory
+        /// has since been moved to the trash.
+        var directoryIdentity: FileSystem.Identity
+    }
+
+    /// What reading a value's file found.
+    enum FileRead {
+        /// The file's bytes, exactly as many as the row records.
+        case success(Data)
+        /// The file is missing, truncated, or not a regular file: the entry is lost.
+        case damaged(String)
+    }
+
+    // MARK: - Directories
+
+    /// Creates the cache directory (and parents), `data/` and `trash/` as needed,
+    /// each with mode 0700. A `data/` or `trash/` that is not a real directory (a
+    /// plain file, a symbolic link) is moved aside or unlinked, never followed.
+    ///
+    /// - Throws: ``StashError/Code/directoryUnusable``.
+    func prepareDirectories() throws(StashError) {
+        let root: FileSystem.Status
+        do {
+            try FileSystem.makeDirectories(directory)
+            root = try FileSystem.followingStatus(directory)
+        } catch {
+            throw StashError(.directoryUnusable, "cannot create the cache directory \(directory)", cause: error)
+        }
+        guard root.type == .directory else {
+            throw StashError(.directoryUnusable, "\(directory) exists and is not a directory")
+        }
+        do {
+            if let status = try? FileSystem.entryStatus(trash.path), status.type != .directory {
+                logger.warning("trash/ is not a directory; removing the entry")
+                try FileSystem.removeEntry(trash.path)
+            }
+            _ = try FileSystem.makeDirectory(trash.path)
+        } catch {
+            throw StashError(.directoryUnusable, "cannot create \(trash.path)", cause: error)
+        }
+        repairDataDirectory()
+        guard let status = try? FileSystem.entryStatus(dataPath), status.type == .directory else {
+            throw StashError(.directoryUnusable, "cannot create \(dataPath)")
+        }
+    }
+
+    /// Makes sure `data/` is a real directory: an entry of another type (a plain
+    /// file, a symbolic link) is moved into the trash, as an entry, and a new empty
+    /// directory is created. The entries of the manifest whose files were there read
+    /// as misses and are removed.
+    func repairDataDirectory() {
+        if let status = try? FileSystem.entryStatus(dataPath) {
+            if status.type == .directory { return }
+            logger.error("data/ is not a directory; moving it to the trash and starting an empty one",
+                         metadata: ["type": "\(status.type)"])
+            do {
+                try trash.moveIn(dataPath, label: "data-damaged")
+            } catch {
+                logger.error("cannot move the damaged data/ aside", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+        do {
+            _ = try FileSystem.makeDirectory(dataPath)
+        } catch {
+            logger.error("cannot create data/", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Writes `value` to a new file in `data/`: first as `.tmp-<name>` (created
+    /// with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), then renamed to `<name>`
+    /// once every byte is written (and `fsync`ed if ``KVStorageOptions/synchronous``).
+    ///
+    /// If `data/` is missing or is not a directory it is repaired and the write
+    /// retried once.
+    ///
+    /// - Returns: The file, not yet referenced by any row.
+    /// - Throws: ``StashError/Code/ioFailed`` with the ``SystemCallError``.
+    func writeDataFile(_ value: Data, forKey key: String) throws(StashError) -> DataFile {
+        var repaired = false
+        while true {
+            do throws(SystemCallError) {
+                return try writeDataFileOnce(value)
+            } catch {
+                if !repaired, [ENOENT, ENOTDIR, ELOOP].contains(error.errno) {
+                    repaired = true
+                    repairDataDirectory()
+                    continue
+                }
+                throw StashError(.ioFailed, "cannot write the file for \(Self.describe(key)) in \(dataPath)", cause: error)
+            }
+        }
+    }
+
+    /// One attempt of ``writeDataFile(_:forKey:)``. On failure nothing is left behind.
+    private func writeDataFileOnce(_ value: Data) throws(SystemCallError) -> DataFile {
+        let directory = try FileSystem.openDirectory(dataPath)
+        defer { FileSystem.closeDescriptor(directory) }
+        let identity = try FileSystem.status(ofDescriptor: directory).identity
+        let name = FileSystem.randomHex()
+        let temporary = ".tmp-" + name
+        var descriptor = try FileSystem.createFile(temporary, in: directory)
+        do throws(SystemCallError) {
+            let written = value.withUnsafeBytes { bytes in
+                Result { () throws(SystemCallError) in try FileSystem.writeAll(bytes, to: descriptor) }
+            }
+            try written.get()
+            if options.synchronous {
+                try FileSystem.synchronize(descriptor)
+            }
+            let closed = FileSystem.closeDescriptor(descriptor)
+            descriptor = -1
+            if closed != 0 { throw FileSystem.lastError("close") }
+            try FileSystem.rename(temporary, to: name, in: directory)
+            if options.synchronous {
+                try FileSystem.synchronize(directory)
+            }
+        } catch {
+            if descriptor >= 0 { FileSystem.closeDescriptor(descriptor) }
+            unlinkat(directory, temporary, 0)
+            throw error
+        }
+        return DataFile(name: name, directoryIdentity: identity)
+    }
+
+    /// Whether `file` is still in the live `data/` (the same directory it was
+    /// written to, still at `dataPath`) as a regular file. Called inside the write
+    /// transaction, so another instance cannot move or delete it before the row commits.
+    func isLive(_ file: DataFile) -> Bool {
+        guard let directory = try? FileSystem.entryStatus(dataPath),
+              directory.type == .directory, directory.identity == file.directoryIdentity,
+              let entry = try? FileSystem.entryStatus("\(dataPath)/\(file.name)")
+        else { return false }
+        return entry.type == .regular
+    }
+
+    // MARK: - Reading
+
+    /// Reads the file `name`, which must hold exactly `expectedSize` bytes.
+    ///
+    /// Opens with `O_NOFOLLOW | O_NONBLOCK` (a link is refused, a FIFO does not
+    /// block) and checks with `fstat` that it is a regular file of the right size.
+    ///
+    /// - Returns: The bytes, or ``FileRead/damaged(_:)`` with the reason when the
+    ///   file is missing, truncated, a link or not a regular file.
+    /// - Throws: ``StashError/Code/ioFailed`` for failures that do not mean the file
+    ///   is damaged (too many open files, permission denied, an I/O error): the
+    ///   entry must not be dropped for those.
+    func readDataFile(_ name: String, expectedSize: Int, forKey key: String) throws(StashError) -> FileRead {
+        let directory: Int32
+        do {
+            directory = try FileSystem.openDirectory(dataPath)
+        } catch {
+            switch error.errno {
+            case ENOENT:
+                return .damaged("data/ is missing")
+            case ENOTDIR, ELOOP:
+                repairDataDirectory()
+                return .damaged("data/ was not a directory")
+            default:
+                throw StashError(.ioFailed, "cannot open \(dataPath)", cause: error)
+            }
+        }
+        defer { FileSystem.closeDescriptor(directory) }
+
+        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if descriptor < 0 {
+            let error = FileSystem.lastError("openat")
+            switch error.errno {
+            case ENOENT: return .damaged("the file is missing")
+            case ELOOP, EMLINK: return .damaged("the file was replaced by a symbolic link")
+            case ENXIO, EISDIR: return .damaged("the file is not a regular file")
+            default:
+                throw StashError(.ioFailed, "cannot open the file of \(Self.describe(key))", cause: error)
+            }
+        }
+        defer { FileSystem.closeDescriptor(descriptor) }
+
+        let status: FileSystem.Status
+        do {
+            status = try FileSystem.status(ofDescriptor: descriptor)
+        } catch {
+            throw StashError(.ioFailed, "cannot inspect the file of \(Self.describe(key))", cause: error)
+        }
+        guard status.type == .regular else {
+            return .damaged("the file is not a regular file")
+        }
+        guard status.size == Int64(expectedSize) else {
+            return .damaged("the file holds \(status.size) bytes, \(expectedSize) expected")
+        }
+        guard expectedSize > 0 else { return .success(Data()) }
+
+        // Read into uninitialised memory that the Data then owns: no zeroing, no copy.
+        guard let memory = malloc(expectedSize) else {
+            throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
+        }
+        let count: Int
+        do {
+            count = try FileSystem.readFully(descriptor, into: UnsafeMutableRawBufferPointer(start: memory, count: expectedSize))
+        } catch {
+            free(memory)
+            throw StashError(.ioFailed, "cannot read the file of \(Self.describe(key))", cause: error)
+        }
+        guard count == expectedSize else {
+            free(memory)
+            return .damaged("the file ended after \(count) of \(expectedSize) bytes")
+        }
+        return .success(Data(bytesNoCopy: memory, count: expectedSize, deallocator: .free))
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes the entry `name` from `data/` with `unlinkat` (a link is removed as a
+    /// link). A missing file is fine; other failures are logged, and the file is then
+    /// an orphan that ``checkConsistency()`` removes later.
+    func removeDataFile(_ name: String) {
+        do {
+            let directory = try FileSystem.openDirectory(dataPath)
+            defer { FileSystem.closeDescriptor(directory) }
+            try FileSystem.removeEntry(name, in: directory)
+        } catch {
+            if error.errno != ENOENT {
+                logger.warning("cannot delete a value's file", metadata: ["file": "\(name)", "error": "\(error)"])
+            }
+        }
+    }
+}

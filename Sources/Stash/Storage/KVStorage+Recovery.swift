@@ -1,0 +1,200 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Opening the manifest, and recovering when it is damaged.
+//
+// Damage means SQLite said SQLITE_CORRUPT or SQLITE_NOTADB (garbage header, truncated
+// file, foreign file), at open or during any later operation, or that the database is
+// healthy but unusable (a newer schema version, someone else's tables). Then:
+//   1. the damaged manifest (and its -wal, -shm) is renamed to
+//      manifest.sqlite.corrupt-<seconds>-<random> (older set-aside copies go to the
+//      trash, so one is kept for inspection);
+//   2. data/ is moved to the trash (its files belonged to the lost manifest);
+//   3. an empty manifest is created, an error is logged, and work goes on.
+// SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_IOERR… are never treated as damage:
+// they are reported to the caller and nothing is deleted.
+//
+// Several instances may share the directory, so steps 1–2 run under an flock on
+// recovery.lock, and only if manifest.sqlite is still the file this instance saw
+// fail (same inode): if another instance already replaced it, this one just reopens.
+// Writers also check that inode before each write, so that an instance does not keep
+// writing to a manifest that another instance has set aside.
+
+extension KVStorage {
+    /// Opens `manifest.sqlite`, creating directories and schema as needed, and
+    /// setting aside (once) a manifest that is damaged or unusable.
+    ///
+    /// - Throws: ``StashError``: `.directoryUnusable`; `.databaseFailed` if SQLite
+    ///   fails for another reason (busy past the timeout, I/O error, cannot open);
+    ///   `.corrupted` if even a fresh manifest reports damage.
+    func openManifest() throws(StashError) {
+        try prepareDirectories()
+        var hasSetAside = false
+        while true {
+            let identity = prepareManifestFile()
+            let outcome: Manifest.OpenOutcome
+            do throws(SQLiteError) {
+                outcome = try Manifest.open(
+                    path: manifestPath, busyTimeout: options.busyTimeout, synchronous: options.synchronous
+                )
+            } catch {
+                guard error.isCorruption else {
+                    throw StashError(.databaseFailed, "cannot open the manifest \(manifestPath)", cause: error)
+                }
+                guard !hasSetAside else {
+                    throw StashError(.corrupted, "a fresh manifest at \(manifestPath) is reported damaged", cause: error)
+                }
+                hasSetAside = true
+                setAsideManifest(expected: identity, label: "corrupt", reason: "it is damaged or not a database", cause: error)
+                continue
+            }
+            switch outcome {
+            case .ready(let connection):
+                self.connection = connection
+                manifestIdentity = identity ?? (try? FileSystem.entryStatus(manifestPath).identity)
+                resetMemoryState()
+                return
+            case .unusable(let reason):
+                guard !hasSetAside else {
+                    throw StashError(.databaseFailed, "the manifest at \(manifestPath) is unusable: \(reason)")
+                }
+                hasSetAside = true
+                setAsideManifest(expected: identity, label: "unsupported", reason: reason, cause: nil)
+            }
+        }
+    }
+
+    /// Creates `manifest.sqlite` with mode 0600 if it is missing (SQLite gives its
+    /// `-wal` and `-shm` the same mode), refusing to follow a link. An entry that is
+    /// not a regular file (a link, a directory, a FIFO) is moved into the trash.
+    ///
+    /// - Returns: The file's identity, or `nil` if it could not be inspected (SQLite
+    ///   will then report why it cannot open it).
+    func prepareManifestFile() -> FileSystem.Identity? {
+        for _ in 0..<2 {
+            let descriptor = open(manifestPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            if descriptor >= 0 {
+                defer { FileSystem.closeDescriptor(descriptor) }
+                guard let status = try? FileSystem.status(ofDescriptor: descriptor) else { return nil }
+                if status.type == .regular { return status.identity }
+            } else if ![ELOOP, EMLINK, EISDIR, ENXIO].contains(errno) {
+                return nil
+            }
+            logger.error("manifest.sqlite is not a regular file; moving it to the trash")
+            do {
+                try trash.moveIn(manifestPath, label: "manifest-damaged")
+            } catch {
+                logger.error("cannot move the damaged manifest aside", metadata: ["error": "\(error)"])
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// Recovers from corruption found while `action` was under way: sets the
+    /// manifest aside and opens an empty one. If reopening fails, the connection
+    /// stays `nil` and the next operation tries again.
+    func recoverFromCorruption(_ error: SQLiteError, while action: String) {
+        setAsideManifest(
+            expected: manifestIdentity, label: "corrupt",
+            reason: "SQLite reported damage while \(action)", cause: error
+        )
+        do {
+            try openManifest()
+        } catch {
+            logger.error("cannot reopen the manifest after setting it aside", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Closes the connection, renames the manifest's files aside and moves `data/`
+    /// into the trash, unless another instance has already replaced the manifest.
+    ///
+    /// - Parameters:
+    ///   - identity: The manifest file that was found damaged, if known.
+    ///   - label: `corrupt` or `unsupported`, part of the set-aside name.
+    ///   - reason: Why, for the log.
+    ///   - cause: The error that revealed the damage, for the log.
+    func setAsideManifest(expected identity: FileSystem.Identity?, label: String, reason: String, cause: (any Error)?) {
+        connection?.close()
+        connection = nil
+        resetMemoryState()
+        FileSystem.withExclusiveLock("\(directory)/recovery.lock") {
+            if let identity, let current = try? FileSystem.entryStatus(manifestPath).identity, current != identity {
+                logger.notice("another instance already replaced the damaged manifest; reopening it")
+                return
+            }
+            moveOldSetAsideManifestsToTrash()
+            let seconds = FileSystem.wallClockNow() / 1_000_000_000
+            let asideName = "\(Manifest.fileName).\(label)-\(seconds)-\(FileSystem.randomHex(byteCount: 4))"
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                do throws(SystemCallError) {
+                    try FileSystem.rename(manifestPath + suffix, to: "\(directory)/\(asideName)\(suffix)")
+                } catch where error.errno == ENOENT {
+                    continue
+                } catch {
+                    // Could not keep it: delete it rather than reopen a damaged file.
+                    logger.error("cannot set the manifest aside; deleting it", metadata: ["error": "\(error)"])
+                    _ = try? FileSystem.removeEntry(manifestPath + suffix)
+                }
+            }
+            do {
+                try trash.moveIn(dataPath, label: "data")
+            } catch {
+                logger.error("cannot move data/ to the trash", metadata: ["error": "\(error)"])
+            }
+            repairDataDirectory()
+            logger.error(
+                "the cache manifest is unusable; it was set aside and the cache starts empty",
+                metadata: [
+                    "reason": "\(reason)",
+                    "setAsideAs": "\(asideName)",
+                    "error": "\(cause.map { "\($0)" } ?? "none")",
+                ]
+            )
+        }
+    }
+
+    /// Moves earlier set-aside manifests (`manifest.sqlite.<label>-…`) into the
+    /// trash, so at most one damaged copy is kept.
+    private func moveOldSetAsideManifestsToTrash() {
+        guard let root = try? FileSystem.openDirectory(directory) else { return }
+        defer { FileSystem.closeDescriptor(root) }
+        guard let entries = try? FileSystem.entries(ofDirectory: root) else { return }
+        for entry in entries where entry.name.hasPrefix("\(Manifest.fileName).") {
+            _ = try? trash.moveIn("\(directory)/\(entry.name)", label: "old-manifest")
+        }
+    }
+
+    /// Whether `manifest.sqlite` is still the file this instance opened (one `lstat`).
+    func manifestIsCurrent() -> Bool {
+        guard let manifestIdentity else { return true }
+        return (try? FileSystem.entryStatus(manifestPath).identity) == manifestIdentity
+    }
+
+    /// Forgets everything cached in memory about the manifest's contents.
+    func resetMemoryState() {
+        pendingAccessTimes.removeAll()
+        cachedTotals = nil
+    }
+
+    /// The connection, after checking that `manifest.sqlite` is still the file it
+    /// has open: if another instance set it aside (it found it damaged) or the
+    /// directory was deleted, the manifest is reopened first, so that an
+    /// acknowledged write never lands in a file nobody will read.
+    ///
+    /// - Complexity: O(1): one `lstat`.
+    func requireWritableConnection() throws(StashError) -> SQLiteConnection {
+        let connection = try requireConnection()
+        if manifestIsCurrent() { return connection }
+        logger.notice("the manifest was replaced or removed by someone else; reopening it")
+        connection.close()
+        self.connection = nil
+        try openManifest()
+        return try requireConnection()
+    }
+}

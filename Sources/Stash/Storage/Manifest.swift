@@ -1,0 +1,237 @@
+import CSQLite
+
+/// The schema and SQL of a disk cache's `manifest.sqlite`, and how it is opened.
+///
+/// ## Schema, version 1 (`PRAGMA user_version = 1`)
+///
+/// ```sql
+/// manifest(key TEXT PRIMARY KEY,          -- any non-empty string; bound with its byte length
+///          filename TEXT NULL,            -- the value's file in data/, NULL when inline
+///          size INTEGER,                  -- the value's length in bytes
+///          inline_data BLOB NULL,         -- the value, when inline
+///          modification_time INTEGER,     -- ns on the storage's clock; indexed, drives age trims
+///          last_access_time INTEGER,      -- ns; indexed, drives LRU trimming
+///          expiration_time INTEGER NULL,  -- ns; indexed (partial), NULL = never
+///          extended_data BLOB NULL)       -- opaque bytes the facade stores beside the value
+/// manifest_totals(id = 0, count, size, file_count)   -- one row, kept exact by triggers
+/// ```
+///
+/// `manifest_totals` makes the cache's count and size O(1) to read and exact
+/// across every connection and process, because triggers update it in the same
+/// transaction as the rows. The database uses `auto_vacuum = INCREMENTAL` so that
+/// space freed by removals can be given back to the file system.
+///
+/// A database whose version is newer than ``schemaVersion`` was written by a
+/// newer Stash: it is treated as unusable (set aside, and the cache starts fresh).
+/// Older versions are migrated in ``open(path:busyTimeout:synchronous:)``.
+enum Manifest {
+    /// The manifest's file name inside the cache directory.
+    static let fileName = "manifest.sqlite"
+
+    /// The schema version this code reads and writes.
+    static let schemaVersion: Int64 = 1
+
+    /// Creates schema version 1 in an empty database.
+    static let createSchema = """
+        CREATE TABLE IF NOT EXISTS manifest (
+            key TEXT NOT NULL PRIMARY KEY,
+            filename TEXT,
+            size INTEGER NOT NULL,
+            inline_data BLOB,
+            modification_time INTEGER NOT NULL,
+            last_access_time INTEGER NOT NULL,
+            expiration_time INTEGER,
+            extended_data BLOB
+        );
+        CREATE INDEX IF NOT EXISTS manifest_last_access_time ON manifest(last_access_time);
+        CREATE INDEX IF NOT EXISTS manifest_modification_time ON manifest(modification_time);
+        CREATE INDEX IF NOT EXISTS manifest_expiration_time ON manifest(expiration_time)
+            WHERE expiration_time IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS manifest_totals (
+            id INTEGER PRIMARY KEY CHECK (id = 0),
+            count INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            file_count INTEGER NOT NULL
+        );
+        INSERT OR IGNORE INTO manifest_totals (id, count, size, file_count) VALUES (0, 0, 0, 0);
+        CREATE TRIGGER IF NOT EXISTS manifest_after_insert AFTER INSERT ON manifest BEGIN
+            UPDATE manifest_totals
+            SET count = count + 1, size = size + NEW.size,
+                file_count = file_count + (NEW.filename IS NOT NULL)
+            WHERE id = 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS manifest_after_delete AFTER DELETE ON manifest BEGIN
+            UPDATE manifest_totals
+            SET count = count - 1, size = size - OLD.size,
+                file_count = file_count - (OLD.filename IS NOT NULL)
+            WHERE id = 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS manifest_after_update AFTER UPDATE OF size, filename ON manifest BEGIN
+            UPDATE manifest_totals
+            SET size = size - OLD.size + NEW.size,
+                file_count = file_count - (OLD.filename IS NOT NULL) + (NEW.filename IS NOT NULL)
+            WHERE id = 0;
+        END;
+        PRAGMA user_version = 1;
+        """
+
+    /// The SQL text of every statement the storage runs. Each is prepared once per
+    /// connection and cached by this text.
+    enum SQL {
+        static let selectItem = """
+            SELECT filename, size, inline_data, modification_time, last_access_time, expiration_time, extended_data
+            FROM manifest WHERE key = ?1
+            """
+        static let selectExpiration = "SELECT expiration_time FROM manifest WHERE key = ?1"
+        static let selectExtendedData = "SELECT expiration_time, extended_data FROM manifest WHERE key = ?1"
+        static let selectFilename = "SELECT filename FROM manifest WHERE key = ?1"
+        static let upsert = """
+            INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time,
+                                  expiration_time, extended_data)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
+            ON CONFLICT (key) DO UPDATE SET
+                filename = excluded.filename, size = excluded.size, inline_data = excluded.inline_data,
+                modification_time = excluded.modification_time, last_access_time = excluded.last_access_time,
+                expiration_time = excluded.expiration_time, extended_data = excluded.extended_data
+            """
+        static let deleteKey = "DELETE FROM manifest WHERE key = ?1 RETURNING filename"
+        static let deleteExpiredKey = """
+            DELETE FROM manifest WHERE key = ?1 AND expiration_time <= ?2 RETURNING filename
+            """
+        static let deleteKeyWithFile = "DELETE FROM manifest WHERE key = ?1 AND filename = ?2"
+        static let deleteInlineKey = "DELETE FROM manifest WHERE key = ?1 AND filename IS NULL AND size = ?2"
+        static let deleteRow = "DELETE FROM manifest WHERE rowid = ?1"
+        static let deleteSomeRows = "DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1)"
+        static let updateAccessTime = """
+            UPDATE manifest SET last_access_time = ?2 WHERE key = ?1 AND last_access_time < ?2
+            """
+        static let selectTotals = "SELECT count, size, file_count FROM manifest_totals WHERE id = 0"
+        static let recountTotals = """
+            SELECT count(*), coalesce(sum(size), 0), count(filename) FROM manifest
+            """
+        static let replaceTotals = """
+            INSERT OR REPLACE INTO manifest_totals (id, count, size, file_count) VALUES (0, ?1, ?2, ?3)
+            """
+        static let selectLeastRecentlyUsed = """
+            SELECT rowid, filename, size FROM manifest ORDER BY last_access_time, rowid LIMIT ?1
+            """
+        static let selectWrittenBefore = """
+            SELECT rowid, filename, size FROM manifest WHERE modification_time <= ?1
+            ORDER BY modification_time, rowid LIMIT ?2
+            """
+        static let selectExpired = """
+            SELECT rowid, filename, size FROM manifest WHERE expiration_time <= ?1 LIMIT ?2
+            """
+        static let selectAccessRange = "SELECT min(last_access_time), max(last_access_time) FROM manifest"
+        static let selectFiles = "SELECT rowid, filename, size FROM manifest WHERE filename IS NOT NULL"
+        static let selectDamagedInline = """
+            SELECT rowid FROM manifest
+            WHERE filename IS NULL AND coalesce(length(inline_data), 0) != size
+            """
+        static let selectRowFile = "SELECT filename, size FROM manifest WHERE rowid = ?1"
+        static let validateManifest = """
+            SELECT key, filename, size, inline_data, modification_time, last_access_time, expiration_time,
+                   extended_data FROM manifest LIMIT 0
+            """
+    }
+
+    /// What ``open(path:busyTimeout:synchronous:)`` found.
+    enum OpenOutcome {
+        /// The manifest is open, configured and at ``schemaVersion``.
+        case ready(SQLiteConnection)
+        /// The file is a healthy SQLite database this code cannot use (a newer
+        /// schema version, or not Stash's schema). The connection has been closed.
+        case unusable(reason: String)
+    }
+
+    /// Opens the manifest at `path`, creating or migrating its schema.
+    ///
+    /// Settings: `auto_vacuum = INCREMENTAL` (effective only on a new file),
+    /// `journal_mode = WAL` (readers never block the writer),
+    /// `synchronous = NORMAL` (a commit is durable at the next checkpoint; a power
+    /// loss can lose the last transactions but never corrupts the database) or
+    /// `FULL` when `synchronous` is set, `temp_store = MEMORY`, and a
+    /// `journal_size_limit` of 8 MiB so a large transaction does not leave a large
+    /// WAL behind.
+    ///
+    /// Only cheap checks run here (the file header, the schema version, the
+    /// tables), so opening a cache of any size costs the same. Deep damage
+    /// surfaces later as `SQLITE_CORRUPT`, or in a full check run by
+    /// ``KVStorage/checkConsistency()``.
+    ///
+    /// - Throws: ``SQLiteError``; ``SQLiteError/isCorruption`` tells a damaged
+    ///   or foreign file (garbage header: `SQLITE_NOTADB`) from a failure to report
+    ///   (busy beyond the timeout, I/O error, full disk).
+    static func open(path: String, busyTimeout: Duration, synchronous: Bool) throws(SQLiteError) -> OpenOutcome {
+        let connection = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
+        try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+        try connection.execute(synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        try connection.execute("PRAGMA temp_store = MEMORY")
+        try connection.execute("PRAGMA journal_size_limit = 8388608")
+
+        var version = try connection.scalarInt64("PRAGMA user_version") ?? 0
+        if version < schemaVersion {
+            // Another process may be creating the schema too: decide inside the write lock.
+            version = try connection.transaction { () throws(SQLiteError) -> Int64 in
+                let current = try connection.scalarInt64("PRAGMA user_version") ?? 0
+                if current == 0 {
+                    try connection.execute(createSchema)
+                    return schemaVersion
+                }
+                // Migrations from older versions go here as the schema evolves.
+                return current
+            }
+        }
+        if version != schemaVersion {
+            connection.close()
+            return .unusable(reason: "schema version \(version) is not the supported version \(schemaVersion)")
+        }
+
+        // The tables this code relies on must be there with their columns.
+        do {
+            _ = try connection.statement(SQL.validateManifest)
+            let hasTotals = try connection.withStatement(SQL.selectTotals) { statement throws(SQLiteError) in
+                try statement.step() == .row
+            }
+            if !hasTotals {
+                try recountTotals(connection)
+            }
+        } catch where !error.isCorruption && !error.isBusy && error.resultCode == SQLITE_ERROR {
+            connection.close()
+            return .unusable(reason: "the database does not have Stash's schema: \(error.message)")
+        }
+        return .ready(connection)
+    }
+
+    /// The totals a recount found, and whether the stored row differed.
+    struct Recount {
+        var count: Int64
+        var size: Int64
+        var fileCount: Int64
+        var corrected: Bool
+    }
+
+    /// Recomputes `manifest_totals` from the rows, replacing it if it differs.
+    /// O(n); used on repair, never on a hot path.
+    @discardableResult
+    static func recountTotals(_ connection: SQLiteConnection) throws(SQLiteError) -> Recount {
+        let actual = try connection.withStatement(SQL.recountTotals) { statement throws(SQLiteError) in
+            try statement.step()
+            return (statement.int64(at: 0), statement.int64(at: 1), statement.int64(at: 2))
+        }
+        let stored = try connection.withStatement(SQL.selectTotals) { statement throws(SQLiteError) in
+            try statement.step() == .row ? (statement.int64(at: 0), statement.int64(at: 1), statement.int64(at: 2)) : nil
+        }
+        let corrected = stored.map { $0 != actual } ?? true
+        if corrected {
+            try connection.withStatement(SQL.replaceTotals) { statement throws(SQLiteError) in
+                try statement.bind(actual.0, at: 1)
+                try statement.bind(actual.1, at: 2)
+                try statement.bind(actual.2, at: 3)
+                try statement.step()
+            }
+        }
+        return Recount(count: actual.0, size: actual.1, fileCount: actual.2, corrected: corrected)
+    }
+}

@@ -1,0 +1,56 @@
+/// The async forms of ``Cache``'s operations.
+///
+/// A memory hit returns without suspending. Disk work runs on the disk tier's
+/// dispatch queue, so it never blocks a thread of Swift's cooperative pool.
+extension Cache {
+    /// The value for `key`, from memory or disk. See ``value(forKey:)``.
+    public func value(forKey key: String) async throws(StashError) -> Value? {
+        if let hit = memory?.value(forKey: key) {
+            return hit
+        }
+        guard let disk else { return nil }
+        return try await disk.core.run { [self] () throws(StashError) in try value(forKey: key) }
+    }
+
+    /// Whether either tier holds `key`. See ``contains(_:)``.
+    public func contains(_ key: String) async throws(StashError) -> Bool {
+        if memory?.contains(key) == true { return true }
+        guard let disk else { return false }
+        return try await disk.contains(key)
+    }
+
+    /// Stores `value` in both tiers. See ``setValue(_:forKey:ttl:)``.
+    public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) async throws(StashError) {
+        guard let disk else {
+            try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
+            return
+        }
+        try await disk.core.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
+    }
+
+    /// Removes `key` from both tiers. See ``removeValue(forKey:)``.
+    @discardableResult
+    public func removeValue(forKey key: String) async throws(StashError) -> Bool {
+        guard let disk else { return try synchronously { () throws(StashError) in try removeValue(forKey: key) } }
+        return try await disk.core.run { [self] () throws(StashError) in try removeValue(forKey: key) }
+    }
+
+    /// Removes every entry from both tiers. See ``removeAll()``.
+    public func removeAll() async throws(StashError) {
+        guard let disk else { return try synchronously { () throws(StashError) in try removeAll() } }
+        try await disk.core.run { [self] () throws(StashError) in try removeAll() }
+    }
+
+    /// Removes every entry, reporting the disk tier's progress on its queue.
+    /// See ``removeAll(progress:)``.
+    public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws(StashError) {
+        guard let disk else { return try synchronously { () throws(StashError) in try removeAll(progress: progress) } }
+        try await disk.core.run { [self] () throws(StashError) in try removeAll(progress: progress) }
+    }
+}
+
+/// Calls a synchronous overload from an async context, where Swift would
+/// otherwise pick the async one. Used for the memory-only case, which never blocks.
+private func synchronously<Result>(_ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+    try body()
+}

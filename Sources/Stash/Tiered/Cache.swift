@@ -1,0 +1,245 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+
+/// A memory cache in front of a disk cache, with `String` keys: the cache most
+/// apps and services want.
+///
+/// ```swift
+/// let cache = try Cache<Profile>(name: "profiles", codec: .json)
+/// try cache.setValue(profile, forKey: "user/42", ttl: .seconds(3_600))
+/// let hit = try cache.value(forKey: "user/42")           // memory, then disk
+/// let same = try await cache.value(forKey: "user/42")     // never blocks the cooperative pool
+/// ```
+///
+/// - Reads try memory first. A disk hit is promoted into memory with the
+///   cost given by the cache's cost function (by default, the size of the
+///   encoded value) and the entry's remaining time to live.
+/// - Writes go to both tiers (write-through), disk first. If the disk write
+///   fails, the key is removed from memory too, so memory never holds a value
+///   that disk does not, and the error is thrown.
+/// - Removals, ``removeAll()`` and ``contains(_:)`` act on both tiers.
+/// - A cache can be memory-only or disk-only: pass `nil` for the other tier to
+///   ``init(memory:disk:cost:)``.
+///
+/// Thread safety: every member may be called from any thread. Writes,
+/// removals and promotions of one key are ordered by a striped lock, so a
+/// promotion can never put an older value back into memory after a newer write.
+/// Memory hits take no lock beyond the memory tier's own. Each operation has an
+/// `async` form whose disk work runs on the disk tier's dispatch queue, never
+/// on Swift's cooperative thread pool.
+public final class Cache<Value: Sendable>: Sendable {
+    /// The memory tier, or `nil` for a disk-only cache.
+    public let memory: MemoryCache<String, Value>?
+    /// The disk tier, or `nil` for a memory-only cache.
+    public let disk: DiskCache<Value>?
+    /// The cost of a value promoted or written into memory, given the value and
+    /// its encoded size in bytes (nil when there is no disk tier to encode for).
+    let cost: @Sendable (Value, Int?) -> Int
+    /// Orders writes, removals and promotions of the same key.
+    let stripes: KeyStripes
+
+    /// Combines two tiers, either of which may be `nil` (but not both).
+    ///
+    /// - Parameters:
+    ///   - memory: The memory tier, or `nil` for a disk-only cache.
+    ///   - disk: The disk tier, or `nil` for a memory-only cache.
+    ///   - cost: The memory cost of a value, given the value and its encoded
+    ///     size in bytes (`nil` for a memory-only cache). Defaults to the encoded
+    ///     size, or 0 when there is none.
+    /// - Throws: ``StashError/Code/invalidArgument`` when both tiers are `nil`.
+    /// - Complexity: O(1).
+    public init(
+        memory: MemoryCache<String, Value>?,
+        disk: DiskCache<Value>?,
+        cost: @escaping @Sendable (_ value: Value, _ encodedSize: Int?) -> Int = { _, size in size ?? 0 }
+    ) throws(StashError) {
+        guard memory != nil || disk != nil else {
+            throw StashError(.invalidArgument, "a cache needs a memory tier, a disk tier, or both")
+        }
+        self.memory = memory
+        self.disk = disk
+        self.cost = cost
+        stripes = KeyStripes()
+    }
+
+    /// Opens a cache whose disk tier lives in `path`, with a default memory tier
+    /// (LRU, no limits but memory pressure) in front.
+    ///
+    /// - Parameters:
+    ///   - path: The disk tier's directory, created if missing.
+    ///   - codec: How values become bytes.
+    ///   - memoryCountLimit: The memory tier's ``MemoryCache/countLimit``. Defaults to `Int.max`.
+    ///   - memoryCostLimit: The memory tier's ``MemoryCache/costLimit``, in encoded bytes by
+    ///     default. Defaults to `Int.max`.
+    ///   - diskSizeLimit: The disk tier's ``DiskCache/sizeLimit``. Defaults to `Int.max`.
+    ///   - logger: Shared by both tiers. Defaults to a logger labelled `Stash.Cache`.
+    /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
+    /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
+    public convenience init(
+        path: String,
+        codec: DiskCodec<Value>,
+        memoryCountLimit: Int = .max,
+        memoryCostLimit: Int = .max,
+        diskSizeLimit: Int = .max,
+        logger: Logger = Logger(label: "Stash.Cache")
+    ) throws(StashError) {
+        let disk = try DiskCache<Value>(directory: path, codec: codec, sizeLimit: diskSizeLimit, logger: logger)
+        let memory = MemoryCache<String, Value>(
+            name: path, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger)
+        try self.init(memory: memory, disk: disk)
+    }
+
+    /// Opens the cache called `name` in the platform's caches directory:
+    /// `Library/Caches/<name>` on Apple platforms; `$XDG_CACHE_HOME/<name>`,
+    /// or `~/.cache/<name>`, on Linux.
+    ///
+    /// - Parameters:
+    ///   - name: A single path component naming the cache.
+    ///   - codec: How values become bytes.
+    ///   - memoryCountLimit: The memory tier's ``MemoryCache/countLimit``. Defaults to `Int.max`.
+    ///   - memoryCostLimit: The memory tier's ``MemoryCache/costLimit``. Defaults to `Int.max`.
+    ///   - diskSizeLimit: The disk tier's ``DiskCache/sizeLimit``. Defaults to `Int.max`.
+    ///   - logger: Shared by both tiers. Defaults to a logger labelled `Stash.Cache`.
+    /// - Throws: ``StashError/Code/invalidArgument`` for a name that is not a
+    ///   single path component, ``StashError/Code/directoryUnusable`` when there
+    ///   is no caches directory, or as ``DiskCache``'s initialiser.
+    /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
+    public convenience init(
+        name: String,
+        codec: DiskCodec<Value>,
+        memoryCountLimit: Int = .max,
+        memoryCostLimit: Int = .max,
+        diskSizeLimit: Int = .max,
+        logger: Logger = Logger(label: "Stash.Cache")
+    ) throws(StashError) {
+        try self.init(
+            path: try CachesDirectory.path(forName: name), codec: codec, memoryCountLimit: memoryCountLimit,
+            memoryCostLimit: memoryCostLimit, diskSizeLimit: diskSizeLimit, logger: logger)
+    }
+
+    // MARK: - Reading
+
+    /// The value for `key`: from memory, else from disk (then promoted into
+    /// memory), else `nil`.
+    ///
+    /// - Throws: ``StashError`` from the disk tier: an empty key, or a disk failure.
+    /// - Complexity: O(1) on a memory hit; one indexed `SELECT` otherwise.
+    ///   Blocks on disk I/O on a memory miss. Thread-safe.
+    public func value(forKey key: String) throws(StashError) -> Value? {
+        if let hit = memory?.value(forKey: key) {
+            return hit
+        }
+        guard let disk else { return nil }
+        return try stripes.withLock(for: key) { () throws(StashError) -> Value? in
+            // Another thread may have promoted or written the key while this one waited.
+            if let hit = memory?.value(forKey: key) {
+                return hit
+            }
+            guard let found = try disk.valueWithMetadata(forKey: key) else { return nil }
+            promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration)
+            return found.value
+        }
+    }
+
+    /// Whether either tier holds a fresh value for `key`. Changes no recency.
+    ///
+    /// - Throws: ``StashError`` from the disk tier.
+    /// - Complexity: O(1) when memory holds it; one indexed `SELECT` otherwise. Thread-safe.
+    public func contains(_ key: String) throws(StashError) -> Bool {
+        if memory?.contains(key) == true { return true }
+        return try disk?.contains(key) ?? false
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` in both tiers: disk first, then memory.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - key: Any non-empty string.
+    ///   - ttl: How long the entry lives, in both tiers. Defaults to `nil`.
+    /// - Throws: ``StashError`` from the disk tier (an empty key, an encoding
+    ///   failure, a value over the size limit, a disk failure). Memory then no
+    ///   longer holds `key`, so it stays consistent with disk.
+    /// - Complexity: O(1) for memory plus one disk transaction. Blocks on disk I/O. Thread-safe.
+    public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) throws(StashError) {
+        try stripes.withLock(for: key) { () throws(StashError) in
+            var encodedSize: Int?
+            if let disk {
+                do throws(StashError) {
+                    encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: ttl)
+                } catch {
+                    memory?.removeValue(forKey: key)
+                    throw error
+                }
+            } else if key.isEmpty {
+                throw StashError(.invalidKey, "keys must not be empty")
+            }
+            memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+        }
+    }
+
+    /// Removes `key` from both tiers.
+    ///
+    /// - Returns: Whether either tier held a value.
+    /// - Throws: ``StashError`` from the disk tier. Memory no longer holds `key` either way.
+    /// - Complexity: O(1) for memory plus one disk transaction. Thread-safe.
+    @discardableResult
+    public func removeValue(forKey key: String) throws(StashError) -> Bool {
+        try stripes.withLock(for: key) { () throws(StashError) -> Bool in
+            let inMemory = memory?.removeValue(forKey: key) != nil
+            let onDisk = try disk?.removeValue(forKey: key) ?? false
+            return inMemory || onDisk
+        }
+    }
+
+    /// Removes every entry from both tiers.
+    ///
+    /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
+    /// - Complexity: O(1) for memory; see ``DiskCache/removeAll()``. Thread-safe.
+    public func removeAll() throws(StashError) {
+        try removeAll(progress: { _, _ in })
+    }
+
+    /// Removes every entry from both tiers, reporting the disk tier's progress.
+    ///
+    /// - Parameter progress: See ``DiskCache/removeAll(progress:)``.
+    /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
+    public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
+        memory?.removeAll()
+        try disk?.removeAll(progress: progress)
+    }
+
+    /// Puts a value read from disk into memory, with its remaining time to live.
+    private func promote(_ value: Value, forKey key: String, encodedSize: Int, expiration: Int64?) {
+        guard let memory, let disk else { return }
+        var ttl: Duration?
+        if let expiration {
+            let remaining = expiration &- disk.core.clock.nanosecondsNow
+            guard remaining > 0 else { return }
+            ttl = .nanoseconds(remaining)
+        }
+        memory.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+    }
+}
+
+/// A fixed set of locks, one chosen per key by its hash, so that operations on
+/// the same key are ordered without one lock for the whole cache.
+final class KeyStripes: Sendable {
+    private let locks: [Lock]
+
+    init(count: Int = 32) {
+        locks = (0..<count).map { _ in Lock() }
+    }
+
+    func withLock<Result>(for key: String, _ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+        let lock = locks[Int(UInt(bitPattern: key.hashValue) % UInt(locks.count))]
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,268 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Stash
+
+@Suite struct KVStorageRecoveryTests {
+    /// Fills a storage with enough inline entries to span many pages, then closes it.
+    func populateAndClose(_ fixture: StorageFixture, count: Int = 300) throws {
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))
+        for index in 0..<count {
+            try storage.setValue(testBytes(index % 3 == 0 ? 3000 : 500, seed: UInt8(truncatingIfNeeded: index)), forKey: "key-\(index)")
+        }
+        storage.close()
+        #expect(!FileManager.default.fileExists(atPath: fixture.manifestPath + "-wal")
+                || ((try? readFile(fixture.manifestPath + "-wal"))?.isEmpty ?? true))
+    }
+
+    /// Asserts that the storage recovered: an error was logged, the damaged manifest
+    /// was set aside, the cache is empty and it accepts and returns new values.
+    func expectRecoveredAndWorking(_ storage: KVStorage, _ fixture: StorageFixture) throws {
+        #expect(fixture.log.contains(level: .error, "set aside"))
+        #expect(fixture.rootEntries().contains { $0.hasPrefix("manifest.sqlite.corrupt-") || $0.hasPrefix("manifest.sqlite.unsupported-") })
+        #expect(try storage.value(forKey: "key-1") == nil)
+        #expect(try storage.totalCount() == 0)
+        try storage.setValue(testBytes(5000), forKey: "fresh")
+        try storage.setValue(testBytes(10), forKey: "small")
+        #expect(try storage.value(forKey: "fresh")?.value == testBytes(5000))
+        #expect(try storage.value(forKey: "small")?.value == testBytes(10))
+        #expect(try storage.totalCount() == 2)
+        #expect(try storage.checkConsistency().isClean)
+    }
+
+    @Test func garbageManifestIsSetAsideOnOpen() throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture)
+        try writeFile(fixture.manifestPath, Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+        let storage = try fixture.open()
+        #expect(fixture.dataFiles().isEmpty)  // the old files went to the trash with data/
+        #expect(!fixture.trashEntries().isEmpty)
+        try expectRecoveredAndWorking(storage, fixture)
+    }
+
+    @Test func textFileManifestIsSetAsideOnOpen() throws {
+        let fixture = try StorageFixture()
+        try FileManager.default.createDirectory(atPath: fixture.path, withIntermediateDirectories: true)
+        try writeFile(fixture.manifestPath, Data("this is not a database, just some text\n".utf8))
+        let storage = try fixture.open()
+        try expectRecoveredAndWorking(storage, fixture)
+    }
+
+    @Test(arguments: [50, 4096 + 100, 3 * 4096])
+    func truncatedManifestIsRecovered(length: Int) throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture)
+        let bytes = try readFile(fixture.manifestPath)
+        #expect(bytes.count > length)
+        try writeFile(fixture.manifestPath, bytes.prefix(length))
+        // Damage found on open, or by the first operation to reach a missing page:
+        // either way the storage ends up working and has logged an error.
+        let storage = try fixture.open()
+        _ = try storage.value(forKey: "key-299")
+        _ = try storage.checkConsistency()
+        try expectRecoveredAndWorking(storage, fixture)
+    }
+
+    @Test func corruptionFoundDuringAnOperationIsRecovered() throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture)
+        var bytes = try readFile(fixture.manifestPath)
+        // Keep the first half (header, schema, totals, the tree's upper pages) intact;
+        // scramble the second half, which holds rows.
+        let pageSize = 4096
+        for index in (bytes.count / 2 / pageSize * pageSize)..<bytes.count {
+            bytes[index] = UInt8(truncatingIfNeeded: index &* 131)
+        }
+        try writeFile(fixture.manifestPath, bytes)
+
+        let storage = try fixture.open()
+        #expect(!fixture.log.contains(level: .error, "set aside"))  // opening found nothing wrong
+        var misses = 0
+        for index in 0..<300 where try storage.value(forKey: "key-\(index)") == nil {
+            misses += 1  // damage is a miss, never a crash or a thrown error
+        }
+        #expect(misses > 0)
+        try expectRecoveredAndWorking(storage, fixture)
+    }
+
+    @Test func aWriteThatFindsCorruptionThrowsCorruptedAndTheNextWriteWorks() throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture)
+        var bytes = try readFile(fixture.manifestPath)
+        for index in 4096..<bytes.count {
+            bytes[index] = 0xFF
+        }
+        try writeFile(fixture.manifestPath, bytes)
+        let storage = try fixture.open()
+        let firstWrite = Result { () throws(StashError) in
+            try storage.setValue(testBytes(10), forKey: "key-7")
+        }
+        if case .failure(let error) = firstWrite {
+            #expect(error.code == .corrupted)
+            #expect((error.cause as? SQLiteError)?.isCorruption == true)
+            try storage.setValue(testBytes(10), forKey: "key-7")
+        } else {
+            // Acceptable only if the write needed no damaged page: then a read finds the damage.
+            _ = try storage.value(forKey: "key-1")
+        }
+        #expect(try storage.value(forKey: "key-7")?.value == testBytes(10))
+        #expect(fixture.log.contains(level: .error, "set aside"))
+    }
+
+    @Test func newerSchemaVersionIsSetAside() throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture, count: 3)
+        do {
+            let connection = try fixture.rawConnection()
+            try connection.execute("PRAGMA user_version = 99")
+        }
+        let storage = try fixture.open()
+        #expect(fixture.log.contains(level: .error, "set aside"))
+        #expect(fixture.rootEntries().contains { $0.hasPrefix("manifest.sqlite.unsupported-") })
+        #expect(try storage.totalCount() == 0)
+        try storage.setValue(Data([1]), forKey: "x")
+        #expect(try storage.value(forKey: "x")?.value == Data([1]))
+    }
+
+    @Test func onlyTheLatestDamagedManifestIsKept() throws {
+        let fixture = try StorageFixture()
+        for round in 0..<3 {
+            try FileManager.default.createDirectory(atPath: fixture.path, withIntermediateDirectories: true)
+            try writeFile(fixture.manifestPath, Data(repeating: UInt8(round + 1), count: 8192))
+            let storage = try fixture.open()
+            try storage.setValue(Data([1]), forKey: "k")
+            storage.close()
+        }
+        let asides = fixture.rootEntries().filter { $0.hasPrefix("manifest.sqlite.corrupt-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        #expect(asides.count == 1)
+    }
+
+    @Test(arguments: [DiskStorageKind.file, .mixed(inlineThreshold: 10)])
+    func missingOrTruncatedFileIsAMissAndTheEntryIsRemoved(kind: DiskStorageKind) throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: kind)
+        try storage.setValue(testBytes(100), forKey: "deleted")
+        try storage.setValue(testBytes(100), forKey: "truncated")
+        try storage.setValue(testBytes(100), forKey: "grown")
+        let deleted = try #require(try fixture.filename(of: "deleted"))
+        let truncated = try #require(try fixture.filename(of: "truncated"))
+        let grown = try #require(try fixture.filename(of: "grown"))
+        try FileManager.default.removeItem(atPath: "\(fixture.dataPath)/\(deleted)")
+        try writeFile("\(fixture.dataPath)/\(truncated)", testBytes(60))
+        try writeFile("\(fixture.dataPath)/\(grown)", testBytes(160))
+
+        for key in ["deleted", "truncated", "grown"] {
+            #expect(try storage.value(forKey: key) == nil)
+            #expect(try !storage.contains(key))
+        }
+        #expect(try storage.totalCount() == 0)
+        #expect(fixture.dataFiles().isEmpty)
+        #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == 3)
+    }
+
+    @Test func dataDirectoryReplacedByAPlainFileIsRepaired() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .file)
+        try storage.setValue(testBytes(100), forKey: "a")
+        try FileManager.default.removeItem(atPath: fixture.dataPath)
+        try writeFile(fixture.dataPath, Data("not a directory".utf8))
+
+        #expect(try storage.value(forKey: "a") == nil)
+        try storage.setValue(testBytes(100), forKey: "b")
+        #expect(try storage.value(forKey: "b")?.value == testBytes(100))
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: fixture.dataPath, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(fixture.log.contains(level: .error, "data/ is not a directory"))
+    }
+
+    @Test func dataDirectoryReplacedByASymlinkIsNeverFollowed() throws {
+        let fixture = try StorageFixture()
+        let outside = fixture.directory.appending("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let storage = try fixture.open(kind: .file)
+        try storage.setValue(testBytes(100), forKey: "a")
+        let name = try #require(try fixture.filename(of: "a"))
+        // An attacker moves data/ away and points data at a directory holding a file of that name.
+        try writeFile("\(outside)/\(name)", Data("precious".utf8))
+        try FileManager.default.removeItem(atPath: fixture.dataPath)
+        try FileManager.default.createSymbolicLink(atPath: fixture.dataPath, withDestinationPath: outside)
+
+        #expect(try storage.value(forKey: "a") == nil)
+        #expect(try storage.removeValue(forKey: "a") == false)
+        try storage.setValue(testBytes(10), forKey: "b")
+        #expect(try storage.value(forKey: "b")?.value == testBytes(10))
+        #expect(try readFile("\(outside)/\(name)") == Data("precious".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == [name])
+        _ = storage.emptyTrash()  // the moved-aside link is unlinked, its target kept
+        #expect(try readFile("\(outside)/\(name)") == Data("precious".utf8))
+    }
+
+    @Test func dataFileReplacedBySymlinkIsNotFollowedOnReadOrDelete() throws {
+        let fixture = try StorageFixture()
+        let outside = fixture.directory.appending("outside.txt")
+        try writeFile(outside, testBytes(100, seed: 9))  // same size as the value, different bytes
+        let storage = try fixture.open(kind: .file)
+        try storage.setValue(testBytes(100), forKey: "read")
+        try storage.setValue(testBytes(100), forKey: "delete")
+        for key in ["read", "delete"] {
+            let name = try #require(try fixture.filename(of: key))
+            try FileManager.default.removeItem(atPath: "\(fixture.dataPath)/\(name)")
+            try FileManager.default.createSymbolicLink(atPath: "\(fixture.dataPath)/\(name)", withDestinationPath: outside)
+        }
+
+        #expect(try storage.value(forKey: "read") == nil)  // not the outside file's bytes
+        #expect(try storage.removeValue(forKey: "delete"))
+        #expect(fixture.dataFiles().isEmpty)  // the links are gone
+        #expect(try readFile(outside) == testBytes(100, seed: 9))  // the target is untouched
+        #expect(fixture.log.contains(level: .warning, "damaged"))
+    }
+
+    @Test func emptyingTheTrashNeverFollowsLinks() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open()
+        let outsideDirectory = fixture.directory.appending("outside-dir")
+        try FileManager.default.createDirectory(atPath: outsideDirectory, withIntermediateDirectories: true)
+        try writeFile("\(outsideDirectory)/keep", Data([1]))
+        try writeFile(fixture.directory.appending("outside-file"), Data([2]))
+        let nested = "\(fixture.trashPath)/batch/deeper"
+        try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+        try writeFile("\(nested)/junk", Data([3]))
+        try FileManager.default.createSymbolicLink(atPath: "\(nested)/dir-link", withDestinationPath: outsideDirectory)
+        try FileManager.default.createSymbolicLink(atPath: "\(fixture.trashPath)/file-link", withDestinationPath: fixture.directory.appending("outside-file"))
+
+        #expect(storage.emptyTrash() == 5)
+        #expect(fixture.trashEntries().isEmpty)
+        #expect(try readFile("\(outsideDirectory)/keep") == Data([1]))
+        #expect(try readFile(fixture.directory.appending("outside-file")) == Data([2]))
+    }
+
+    @Test func aBusyDatabaseFailsTheOperationAndDeletesNothing() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 10), options: KVStorageOptions(busyTimeout: .milliseconds(10)))
+        try storage.setValue(testBytes(5), forKey: "inline")
+        try storage.setValue(testBytes(50), forKey: "file")
+
+        let holder = try fixture.rawConnection()
+        try holder.execute("BEGIN EXCLUSIVE")
+        for operation in [
+            { try storage.setValue(testBytes(50), forKey: "new") },
+            { _ = try storage.removeValue(forKey: "file") },
+            { _ = try storage.trim(toCount: 0) },
+            { try storage.removeAll() },
+        ] as [() throws -> Void] {
+            #expect {
+                try operation()
+            } throws: { error in
+                let error = error as? StashError
+                return error?.code == .databaseFailed && (error?.cause as? SQLiteError)?.resultCode == SQLITE_BUSY
+            }
+        }
+        try holder.execute("ROLLBACK")
+
+        #expect(try storage.value(forKey: "inline")?.value == testBytes(5))
+        #expect(try storage.value(forKey: "file")?.value == testBytes(50))
+        #expect(try storage.value(forKey: "new") == nil)
+        #expect(fixture.dataFiles().count == 1)  // the failed write's file was deleted
+        #expect(!fixture.log.contains(level: .error, "set aside"))
+    }
+}
