@@ -97,6 +97,16 @@ struct StashBench: ParsableCommand {
                 report.notes.append("memory per entry not measured: needs glibc's mallinfo2")
             }
             report.targets = checkTargets(memory: report.memory, footprint: report.footprint)
+            // The set/get limits are never reached: a get-hit that misses, or a get-miss that
+            // hits, means a contender dropped or invented entries, and its figures mean little.
+            for phase in report.memory where phase.phase == "get-hit" || phase.phase == "get-miss" {
+                for samples in phase.contenders {
+                    let expected = phase.phase == "get-hit" ? 100.0 : 0.0
+                    if let hit = samples.medianHitPercent, hit != expected {
+                        report.notes.append("\(samples.contender) \(phase.phase): \(hit)% of lookups hit, expected \(Int(expected))%")
+                    }
+                }
+            }
         }
 
         if sections.contains(.hitratio) {
