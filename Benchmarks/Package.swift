@@ -1,0 +1,63 @@
+// swift-tools-version: 6.1
+// The Stash benchmarks: a package of their own, so that users of Stash never build
+// the benchmark dependencies. Build with `swift build -c release --package-path Benchmarks`.
+import PackageDescription
+
+let package = Package(
+    name: "StashBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        // The library under test, by path. Named so the products below resolve
+        // whatever the checkout's folder is called.
+        .package(name: "Stash", path: ".."),
+        // The malloc interposer backs the allocation counts of the ordo-one suites.
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+    ],
+    targets: [
+        // The side-by-side comparison runner.
+        .executableTarget(
+            name: "stash-bench",
+            dependencies: [
+                "StashBenchKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Contenders, workloads, trace replay, OPT and report rendering.
+        .target(
+            name: "StashBenchKit",
+            dependencies: [
+                "CStashBenchSupport",
+                "CSQLiteBench",
+                .product(name: "Stash", package: "Stash"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
+        // glibc's mallinfo2, which Swift's Glibc module does not export.
+        .target(name: "CStashBenchSupport"),
+        // The system SQLite, for the raw-SQLite disk baseline (the root package's
+        // CSQLite is not a product, so it cannot be imported from here).
+        .systemLibrary(
+            name: "CSQLiteBench",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .testTarget(
+            name: "StashBenchKitTests",
+            dependencies: ["StashBenchKit"]
+        ),
+        // ordo-one/benchmark suites: `swift package benchmark` in this folder.
+        .executableTarget(
+            name: "MemoryCacheBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Stash", package: "Stash"),
+            ],
+            path: "Benchmarks/MemoryCacheBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

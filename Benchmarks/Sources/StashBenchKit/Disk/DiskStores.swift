@@ -1,0 +1,247 @@
+import CSQLiteBench
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a disk workload drives: a store of byte values under String keys in a
+/// directory of its own. Keys are addressed by index into a table given at
+/// creation, from which each store derives what it needs (paths, C strings)
+/// before any timing. Reads go into a caller's buffer, so a read allocates
+/// nothing the store does not itself allocate.
+///
+/// The disk section measures baselines that do not depend on Stash's DiskCache:
+/// a DiskCache contender is one more conformer.
+public protocol DiskStoreUnderTest: AnyObject {
+    static var displayName: String { get }
+    static var shortName: String { get }
+    static var isFloor: Bool { get }
+    init(directory: String, keys: [String]) throws
+    func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws
+    /// The number of bytes read into `buffer`, or nil when the key is absent.
+    func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
+    func close()
+}
+
+private func posixError(_ call: String, _ path: String) -> BenchError {
+    BenchError("\(call)(\(path)) failed: \(String(cString: strerror(errno)))")
+}
+
+/// A NUL-terminated path, for error messages.
+private func describe(_ path: [CChar]) -> String {
+    String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+private func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}
+
+/// Writes all of `bytes` to `fd`.
+private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            throw posixError("write", path)
+        }
+        offset += written
+    }
+}
+
+/// Reads `fd` to its end or the buffer's, whichever comes first.
+private func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+    var offset = 0
+    while offset < buffer.count {
+        let got = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
+        if got < 0 {
+            if errno == EINTR { continue }
+            throw posixError("read", path)
+        }
+        if got == 0 { break }
+        offset += got
+    }
+    return offset
+}
+
+/// Raw file read/write: one file per key named by the key in one flat folder,
+/// written in place (open with O_TRUNC, write, close): no atomicity, no
+/// metadata, no limits. What a file-based cache pays at least. (Not marked as
+/// the section's floor: SQLite's appends to its write-ahead log can beat
+/// creating a file per value.)
+public final class RawFileStore: DiskStoreUnderTest {
+    public static var displayName: String { "raw files" }
+    public static var shortName: String { "raw" }
+    public static var isFloor: Bool { false }
+
+    private let paths: [[CChar]]
+
+    public init(directory: String, keys: [String]) throws {
+        paths = keys.map { Array((directory as NSString).appendingPathComponent($0).utf8CString) }
+    }
+
+    public func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        let fd = open(paths[index], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw posixError("open", describe(paths[index])) }
+        defer { closeDescriptor(fd) }
+        try writeAll(fd, bytes, path: describe(paths[index]))
+    }
+
+    public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        let fd = open(paths[index], O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw posixError("open", describe(paths[index]))
+        }
+        defer { closeDescriptor(fd) }
+        return try readAll(fd, into: buffer, path: describe(paths[index]))
+    }
+
+    public func close() {}
+}
+
+/// A minimal one-file-per-key store as file-based caches build them: the file
+/// name is a hash of the key (FNV-1a, hex) in one of 256 shard folders; a write
+/// goes to a temporary file that is renamed over the old one (readers never see
+/// a torn value); a read opens, fstats for the size, reads.
+public final class FilePerKeyStore: DiskStoreUnderTest {
+    public static var displayName: String { "file per key" }
+    public static var shortName: String { "files" }
+    public static var isFloor: Bool { false }
+
+    private let paths: [[CChar]]
+    private let temporaryPaths: [[CChar]]
+
+    public init(directory: String, keys: [String]) throws {
+        for shard in 0..<256 {
+            let path = (directory as NSString).appendingPathComponent(String(format: "%02x", shard))
+            if mkdir(path, 0o755) != 0 && errno != EEXIST { throw posixError("mkdir", path) }
+        }
+        var paths: [[CChar]] = [], temporaryPaths: [[CChar]] = []
+        for key in keys {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            let name = String(format: "%016llx", hash)
+            let path = (directory as NSString).appendingPathComponent("\(name.prefix(2))/\(name)")
+            paths.append(Array(path.utf8CString))
+            temporaryPaths.append(Array((path + ".tmp").utf8CString))
+        }
+        self.paths = paths
+        self.temporaryPaths = temporaryPaths
+    }
+
+    public func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        let temporary = temporaryPaths[index]
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw posixError("open", describe(temporary)) }
+        do {
+            try writeAll(fd, bytes, path: describe(temporary))
+        } catch {
+            closeDescriptor(fd)
+            throw error
+        }
+        closeDescriptor(fd)
+        if rename(temporary, paths[index]) != 0 { throw posixError("rename", describe(temporary)) }
+    }
+
+    public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        let fd = open(paths[index], O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw posixError("open", describe(paths[index]))
+        }
+        defer { closeDescriptor(fd) }
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw posixError("fstat", describe(paths[index])) }
+        let size = min(Int(info.st_size), buffer.count)
+        return try readAll(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]),
+                           path: describe(paths[index]))
+    }
+
+    public func close() {}
+}
+
+/// Raw SQLite with prepared statements: one table (key TEXT PRIMARY KEY, value
+/// BLOB), WAL journal, synchronous=NORMAL, each write its own transaction
+/// (autocommit), as a cache writes. The floor for a SQLite-backed cache.
+public final class SQLiteStore: DiskStoreUnderTest {
+    public static var displayName: String { "SQLite (prepared)" }
+    public static var shortName: String { "SQLite" }
+    public static var isFloor: Bool { false }
+
+    private var db: OpaquePointer?
+    private var insert: OpaquePointer?
+    private var select: OpaquePointer?
+    private let keys: [[UInt8]]
+    private let path: String
+
+    public init(directory: String, keys: [String]) throws {
+        path = (directory as NSString).appendingPathComponent("store.sqlite")
+        self.keys = keys.map { Array($0.utf8) }
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            throw BenchError("sqlite3_open_v2(\(path)): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        try execute("PRAGMA journal_mode=WAL")
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL)")
+        insert = try prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)")
+        select = try prepare("SELECT value FROM kv WHERE key = ?1")
+    }
+
+    private func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &message) != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(message)
+            throw BenchError("SQLite '\(sql)': \(text)")
+        }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
+            throw BenchError("SQLite prepare '\(sql)': \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return statement
+    }
+
+    public func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        let result: Int32 = keys[index].withUnsafeBufferPointer { key in
+            sqlite3_bind_text(insert, 1, UnsafeRawPointer(key.baseAddress!).assumingMemoryBound(to: CChar.self),
+                              Int32(key.count), nil)
+            sqlite3_bind_blob(insert, 2, bytes.baseAddress, Int32(bytes.count), nil)
+            defer { sqlite3_reset(insert); sqlite3_clear_bindings(insert) }
+            return sqlite3_step(insert)
+        }
+        if result != SQLITE_DONE { throw BenchError("SQLite insert: \(String(cString: sqlite3_errmsg(db)))") }
+    }
+
+    public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        try keys[index].withUnsafeBufferPointer { key in
+            sqlite3_bind_text(select, 1, UnsafeRawPointer(key.baseAddress!).assumingMemoryBound(to: CChar.self),
+                              Int32(key.count), nil)
+            defer { sqlite3_reset(select); sqlite3_clear_bindings(select) }
+            switch sqlite3_step(select) {
+            case SQLITE_ROW:
+                let size = min(Int(sqlite3_column_bytes(select, 0)), buffer.count)
+                if let blob = sqlite3_column_blob(select, 0), size > 0 {
+                    buffer.baseAddress!.copyMemory(from: blob, byteCount: size)
+                }
+                return size
+            case SQLITE_DONE:
+                return nil
+            default:
+                throw BenchError("SQLite select: \(String(cString: sqlite3_errmsg(db)))")
+            }
+        }
+    }
+
+    public func close() {
+        sqlite3_finalize(insert)
+        sqlite3_finalize(select)
+        sqlite3_close_v2(db)
+        insert = nil; select = nil; db = nil
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// Everything one run of stash-bench measured: what `--json` writes.
+public struct BenchReport: Sendable, Codable {
+    public var tool = "stash-bench"
+    public var startedAt: String
+    public var machine: MachineInfo
+    public var settings: Settings
+    public var memory: [PhaseResult] = []
+    public var footprint: [FootprintResult] = []
+    public var targets: [TargetCheck] = []
+    public var hitRatio: [HitRatioRow] = []
+    public var disk: [PhaseResult] = []
+    /// Where the disk section ran, and on which file system.
+    public var diskDirectory: String?
+    public var diskFileSystem: String?
+    public var notes: [String] = []
+
+    public init(startedAt: String, machine: MachineInfo, settings: Settings) {
+        self.startedAt = startedAt
+        self.machine = machine
+        self.settings = settings
+    }
+}
+
+/// The knobs of a run, recorded with its figures.
+public struct Settings: Sendable, Codable {
+    public var quick: Bool
+    public var sections: [String]
+    public var runs: Int
+    public var warmupRounds: Int
+    public var seed: UInt64
+    public var setGetKeys: Int
+    public var zipfKeys: Int
+    public var zipfOperations: Int
+    public var costKeys: Int
+    public var contendedThreads: Int
+    public var contendedOperationsPerThread: Int
+    public var footprintEntries: Int
+    public var footprintRuns: Int
+    public var tracesDirectory: String?
+    public var diskValues: Int
+    public var diskValueSize: Int
+
+    public static func make(quick: Bool, runs: Int?, seed: UInt64, sections: [String], traces: String?) -> Settings {
+        Settings(
+            quick: quick, sections: sections,
+            runs: max(5, runs ?? (quick ? 5 : 9)), warmupRounds: 1, seed: seed,
+            setGetKeys: quick ? 50_000 : 200_000,
+            zipfKeys: quick ? 50_000 : 200_000,
+            zipfOperations: quick ? 250_000 : 1_000_000,
+            costKeys: quick ? 5_000 : 20_000,
+            contendedThreads: 2,
+            contendedOperationsPerThread: quick ? 125_000 : 500_000,
+            footprintEntries: 1_000_000,
+            footprintRuns: quick ? 1 : 3,
+            tracesDirectory: traces,
+            diskValues: quick ? 1_000 : 5_000,
+            diskValueSize: 4_096)
+    }
+}
+
+/// The machine, as `docs/benchmarks.md` describes it.
+public struct MachineInfo: Sendable, Codable {
+    public var cores: Int
+    public var memoryBytes: UInt64
+    public var cpuModel: String
+    public var operatingSystem: String
+    public var kernel: String
+    public var swiftVersion: String
+    public var hostname: String
+    public var loadAverageAtStart: String
+    public var loadAverageAtEnd: String?
+
+    public static func current() -> MachineInfo {
+        let info = ProcessInfo.processInfo
+        var name = utsname()
+        uname(&name)
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        return MachineInfo(
+            cores: info.activeProcessorCount,
+            memoryBytes: info.physicalMemory,
+            cpuModel: cpuModel(),
+            operatingSystem: osName(),
+            kernel: "\(field(name.sysname)) \(field(name.release)) \(field(name.machine))",
+            swiftVersion: swiftVersion(),
+            hostname: info.hostName,
+            loadAverageAtStart: loadAverage())
+    }
+
+    public static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    private static func cpuModel() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown" }
+        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+            if let colon = line.firstIndex(of: ":") {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return "unknown"
+    }
+
+    private static func osName() -> String {
+        if let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8) {
+            for line in text.split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+                return String(line.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        return ProcessInfo.processInfo.operatingSystemVersionString
+    }
+
+    /// The toolchain's `swift --version` first line where a `swift` is on PATH
+    /// (the one that built this binary, in the usual `swift run` case).
+    private static func swiftVersion() -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift", "--version"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = Pipe()
+        do {
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let text = String(decoding: data, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.contains("Swift version") }) {
+                return line.trimmingCharacters(in: .whitespaces)
+            }
+        } catch {}
+        #if compiler(>=6.3)
+        return "Swift 6.3 or later (compiled with)"
+        #else
+        return "Swift before 6.3 (compiled with)"
+        #endif
+    }
+}
+
+/// One of the issue's targets, checked on ratios from the same run.
+public struct TargetCheck: Sendable, Codable {
+    public var target: String
+    public var contender: String
+    /// The measured figure (a time ratio, a speed-up, or bytes per entry).
+    public var value: Double
+    public var limit: Double
+    /// "<=" or ">=".
+    public var comparison: String
+    public var unit: String
+    public var passed: Bool
+}
+
+/// Checks the issue's targets against the memory section's medians.
+public func checkTargets(memory: [PhaseResult], footprint: [FootprintResult]) -> [TargetCheck] {
+    var checks: [TargetCheck] = []
+    func phase(_ name: String) -> PhaseResult? { memory.first { $0.phase == name } }
+    for policy in PolicyName.allCases {
+        let stash = ContenderKind.stash(policy)
+        let name = stash.description
+        if let set = phase("set"), let ratio = set.timeRatio(stash, .lockedDictionary) {
+            checks.append(TargetCheck(target: "set time vs Dictionary+lock", contender: name, value: ratio,
+                                      limit: 1.5, comparison: "<=", unit: "x", passed: ratio <= 1.5))
+        }
+        for getPhase in ["get-hit", "get-miss"] {
+            if let get = phase(getPhase), let ratio = get.timeRatio(stash, .lockedDictionary) {
+                checks.append(TargetCheck(target: "\(getPhase) time vs Dictionary+lock", contender: name, value: ratio,
+                                          limit: 1.3, comparison: "<=", unit: "x", passed: ratio <= 1.3))
+            }
+        }
+        if let set = phase("set"), let speedup = set.timeRatio(.nsCache, stash) {
+            checks.append(TargetCheck(target: "set speed-up over NSCache", contender: name, value: speedup,
+                                      limit: 5, comparison: ">=", unit: "x", passed: speedup >= 5))
+        }
+        if let bytes = footprint.first(where: { $0.kind == stash }) {
+            let value = bytes.medianBytesPerEntryBeyondPayload
+            checks.append(TargetCheck(target: "memory per entry beyond key+value (\(bytes.entries.formatted()) entries)",
+                                      contender: name, value: value, limit: 48, comparison: "<=", unit: "B",
+                                      passed: value <= 48))
+        }
+    }
+    return checks
+}

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Nanoseconds of `CLOCK_MONOTONIC` from an arbitrary origin: for timing regions.
+@inline(__always)
+public func monotonicNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+}
+
+/// Where results of timed loops go, so that the optimizer cannot prove them
+/// unused and delete the work that produced them.
+private let sinkStorage = Atomic<Int>(0)
+
+/// Consumes a value opaquely. Call it once per timed batch with a checksum of
+/// what the batch read (not once per operation: it is not free).
+@inline(never)
+public func blackHole(_ value: Int) {
+    sinkStorage.store(value, ordering: .relaxed)
+}
+
+/// The median of a non-empty sample (mean of the two middle values when even).
+public func median(_ values: [Double]) -> Double {
+    precondition(!values.isEmpty, "median of nothing")
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    if sorted.count % 2 == 1 { return sorted[middle] }
+    return (sorted[middle - 1] + sorted[middle]) / 2
+}
