@@ -36,6 +36,7 @@ struct SetValue: ParsableCommand {
     var input: String = "-"
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "How long the value lives: seconds, or a number with s, m, h or d (90, 15m, 7d).",
             valueName: "duration"),

@@ -24,15 +24,17 @@ struct Trim: ParsableCommand {
     @Argument(help: "The cache's directory.")
     var directory: String
 
-    @Option(help: ArgumentHelp("Keep at most this many entries.", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Keep at most this many entries.", valueName: "count"))
     var count: Int?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp("Keep at most this many bytes of values (10MB, 512KiB, 1048576).", valueName: "size"),
         transform: Quantities.parseByteCount)
     var size: Int?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp("Remove entries written this long ago or longer (3600, 90m, 7d).", valueName: "age"),
         transform: Quantities.parseDuration)
     var age: Duration?
