@@ -53,7 +53,8 @@ struct Demo: ParsableCommand {
             name: "demo", countLimit: 3, costLimit: 100, policy: .lru, autoTrimInterval: nil,
             removesAllOnMemoryPressure: false, clock: clock)
         cache.onEvict = { key, value, reason in
-            print("   evicted \(key)=\(value) (\(reason))")
+            let shown = value.count > 12 ? "\(value.prefix(4))… (\(value.count) characters)" : value
+            print("   evicted \(key)=\(shown) (\(reason))")
         }
         for (key, value) in [("a", "apple"), ("b", "banana"), ("c", "cherry")] {
             cache.setValue(value, forKey: key, cost: value.utf8.count)

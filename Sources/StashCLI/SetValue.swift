@@ -53,6 +53,9 @@ struct SetValue: ParsableCommand {
     func run() throws(CLIError) {
         // Refuse a directory that is not a cache before reading a long input.
         try CacheAccess.check(directory, .cacheOrEmpty)
+        if input == "-" && StandardStreams.standardInputIsTerminal {
+            StandardStreams.printError("stash: reading the value from standard input; end it with Ctrl-D")
+        }
         let value = try StandardStreams.readAll(path: input)
         try CacheAccess.withCache(directory, .cacheOrEmpty) { cache throws(CLIError) in
             try CacheAccess.attempt("store \(key.quoted)") { () throws(StashError) in

@@ -15,6 +15,9 @@ import Darwin
 /// Binary-safe reading and writing of whole byte buffers on file descriptors,
 /// with `read` and `write` directly: no buffering, no text conversion.
 enum StandardStreams {
+    /// Whether standard input is a terminal.
+    static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) != 0 }
+
     /// Whether standard error is a terminal.
     static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 
