@@ -31,13 +31,25 @@ struct Verify: ParsableCommand {
         try CacheAccess.check(directory, .existingCache)
         // Not through CacheAccess.withCache: opening a DiskCache schedules this
         // same check in the background, which could repair things unreported.
-        let report: RepairReport
+        let setAsideBefore = Self.setAsideManifests(in: directory)
+        var report: RepairReport
         do {
             report = try DiskCache<Data>.verify(directory: directory, logger: CacheLog.logger)
         } catch {
             throw CLIError(error, doing: "verify \(directory)")
         }
+        // A manifest too damaged to open is set aside while opening, before the
+        // check runs, so the report does not count it: a new copy set aside does.
+        if !Self.setAsideManifests(in: directory).subtracting(setAsideBefore).isEmpty {
+            report.manifestReset = true
+        }
         print(Self.text(report))
+    }
+
+    /// The names of the damaged manifests the cache has set aside.
+    private static func setAsideManifests(in directory: String) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return Set(names.filter { $0.hasPrefix("\(CacheAccess.manifestName).corrupt-") })
     }
 
     static func text(_ report: RepairReport) -> String {

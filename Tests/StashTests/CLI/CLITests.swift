@@ -365,6 +365,24 @@ import Testing
         #expect(try fixture.stash("get", "$CACHE", "big").stdout == Data(repeating: 7, count: 20_000))
     }
 
+    @Test func verifyReportsADamagedManifestSetAside() throws {
+        let fixture = try CLIFixture()
+        try fixture.seed(count: 2)
+        for suffix in ["-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: "\(fixture.cache)/manifest.sqlite\(suffix)")
+        }
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: "\(fixture.cache)/manifest.sqlite"))
+
+        let result = try fixture.stash("verify", "$CACHE")
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.contains("manifest reset                      yes"))
+        #expect(lines.last == "repaired: manifest damaged: set aside, cache restarted empty")
+        #expect(result.errorLines.count == 1, "the cache's own log line, on standard error")
+        #expect(result.stderr.contains("set aside"))
+        #expect(try fixture.stash("get", "$CACHE", "key-0").status == 1)
+    }
+
     // MARK: - help and demo
 
     @Test(arguments: ["stats", "get", "set", "rm", "trim", "clear", "verify", "demo"])
