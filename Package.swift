@@ -9,7 +9,7 @@ let package = Package(
         .executable(name: "stash", targets: ["StashCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
@@ -30,6 +30,7 @@ let package = Package(
             dependencies: [
                 "Stash",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Test helper, not a product: writes to a cache in a loop, printing each
@@ -41,7 +42,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StashTests",
-            dependencies: ["Stash"]
+            dependencies: ["Stash", .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

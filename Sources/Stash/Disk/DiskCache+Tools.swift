@@ -5,17 +5,30 @@ import Foundation
 #endif
 import Logging
 
-// Accessors for the `stash` command-line tool (Sources/StashCLI). They are
-// `package`, not public: visible to this package's targets only, until the
-// library settles a public API for statistics and verification.
+// Inspection and repair: used by the `stash` command-line tool, and public for
+// apps that want the same.
 
 extension DiskCache {
-    /// Statistics about the cache's contents. Flushes pending access times first.
+    /// Statistics about the cache's contents: count, sizes, inline and file
+    /// counts, oldest and newest access. Saves pending access times first.
     ///
-    /// - Throws: `StashError` on a disk failure, or after `close()`.
+    /// - Throws: ``StashError`` on a disk failure, or after ``close()``.
     /// - Complexity: O(log n). Blocks on disk I/O. Thread-safe.
-    package func stats() throws(StashError) -> DiskStorageStats {
+    public func stats() throws(StashError) -> DiskStorageStats {
         try core.withStorage { storage throws(StashError) in try storage.stats() }
+    }
+
+    /// Runs the consistency check now and returns what it repaired: orphan
+    /// files, rows whose file is missing or damaged, wrong totals, and a
+    /// manifest that fails SQLite's integrity check.
+    ///
+    /// The same check runs in the background after the cache opens.
+    ///
+    /// - Throws: ``StashError`` on a disk failure, or after ``close()``.
+    /// - Complexity: O(n + f) for n entries and f files, under the cache's lock.
+    ///   Blocks on disk I/O. Thread-safe.
+    public func verify() throws(StashError) -> RepairReport {
+        try core.withStorage { storage throws(StashError) in try storage.checkConsistency() }
     }
 
     /// Deletes, on the calling thread, what `removeAll()` moved into the

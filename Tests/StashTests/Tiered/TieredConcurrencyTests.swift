@@ -42,7 +42,7 @@ import Testing
         cache.autoTrimInterval = nil
         #expect(failures.all.isEmpty, "\(failures.all.prefix(3))")
         #expect(try cache.totalCount <= 150)
-        #expect(try cache.core.withStorage { storage throws(StashError) in try storage.checkConsistency() }.isClean)
+        #expect(try cache.verify().isClean)
     }
 
     @Test func eightThreadsOnOneTieredCacheKeepTheTiersInAgreement() throws {
