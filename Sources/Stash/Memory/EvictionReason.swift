@@ -93,6 +93,7 @@ struct EvictedEntries<Key, Value> {
         }
     }
 
+    @inlinable
     func forEach(_ body: (Element) -> Void) {
         guard let first else { return }
         body(first)

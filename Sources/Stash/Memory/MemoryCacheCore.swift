@@ -12,12 +12,14 @@ import Logging
 @usableFromInline
 final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: every mutable property below is read and written only
-    // with `lock` held; `name`, `logger` and `lock` are immutable.
+    // with `lock` held; `name`, `logger` and `lock` are immutable. The two read
+    // on every eviction are `@exclusivity(unchecked)` for the same reason as the
+    // storage's properties (see MemoryCacheStorage).
 
     @usableFromInline let lock = Lock()
     @usableFromInline let storage: MemoryCacheStorage<Key, Value>
-    @usableFromInline var onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
-    @usableFromInline var releasesValuesInBackground: Bool
+    @exclusivity(unchecked) @usableFromInline var onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
+    @exclusivity(unchecked) @usableFromInline var releasesValuesInBackground: Bool
     var removesAllOnMemoryPressure: Bool
     var removesAllOnEnteringBackground: Bool
     var autoTrimTimer = AutoTrimTimer()
@@ -28,6 +30,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     /// Batches of at least this many entries are released on a background queue
     /// when ``releasesValuesInBackground`` is set; smaller ones cost less to
     /// release than to dispatch.
+    @inlinable
     static var backgroundReleaseThreshold: Int { 64 }
     /// How many index buckets one locked step of a sweep examines.
     static var sweepBatch: Int { 1024 }
@@ -86,7 +89,11 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
 
     /// Runs the callback for each evicted entry, then releases them, on a
     /// background queue if there are many and the cache is set to.
-    @usableFromInline
+    ///
+    /// Inlinable so that the common case (one replaced value, no callback)
+    /// compiles to a specialised release in the caller, with no generic
+    /// metadata lookups.
+    @inlinable
     func finish(
         _ evicted: consuming EvictedEntries<Key, Value>,
         callback: (@Sendable (Key, Value, EvictionReason) -> Void)?,
@@ -96,9 +103,15 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
             evicted.forEach { callback($0.key, $0.value, $0.reason) }
         }
         if inBackground && evicted.count >= Self.backgroundReleaseThreshold {
-            let batch = evicted
-            DispatchQueue.global(qos: .utility).async { _ = batch }
+            releaseInBackground(evicted)
         }
+    }
+
+    /// Hands a large batch of evicted entries to a background queue to release.
+    @usableFromInline
+    func releaseInBackground(_ evicted: consuming EvictedEntries<Key, Value>) {
+        let batch = evicted
+        DispatchQueue.global(qos: .utility).async { _ = batch }
     }
 
     /// Empties the cache in O(1) under the lock, then reports each entry with

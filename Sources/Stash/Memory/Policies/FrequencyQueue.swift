@@ -7,6 +7,13 @@
 /// empties. The victim is the tail of the lowest bucket: the least frequently
 /// used entry and, among those, the least recently used.
 final class FrequencyQueue: EvictionQueue {
+
+    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
+    // touched with the owning cache's lock held, one operation at a time, and
+    // no method holds two overlapping accesses to one property. The runtime's
+    // dynamic exclusivity checks on class properties cost about half of a
+    // lookup's instructions here (measured with callgrind), for no protection
+    // the lock does not already give.
     private struct Bucket {
         var count: UInt32
         var slots = SlotList()
@@ -16,11 +23,11 @@ final class FrequencyQueue: EvictionQueue {
 
     private let links = SlotLinks()
     /// For each slot, the index in `buckets` of the bucket it is in.
-    private var bucketOfSlot: UnsafeMutablePointer<Int32> = .allocate(capacity: 0)
-    private var slotCapacity = 0
-    private var buckets: [Bucket] = []
-    private var freeBuckets: [Int32] = []
-    private var lowest: Int32 = -1
+    @exclusivity(unchecked) private var bucketOfSlot: UnsafeMutablePointer<Int32> = .allocate(capacity: 0)
+    @exclusivity(unchecked) private var slotCapacity = 0
+    @exclusivity(unchecked) private var buckets: [Bucket] = []
+    @exclusivity(unchecked) private var freeBuckets: [Int32] = []
+    @exclusivity(unchecked) private var lowest: Int32 = -1
 
     deinit {
         bucketOfSlot.deallocate()
