@@ -243,3 +243,37 @@ final class KeyStripes: Sendable {
         return try body()
     }
 }
+
+extension Cache where Value == Data {
+    /// Opens a cache of raw bytes whose disk tier lives in `path`. See
+    /// ``init(path:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:logger:)``.
+    ///
+    /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
+    public convenience init(
+        path: String,
+        memoryCountLimit: Int = .max,
+        memoryCostLimit: Int = .max,
+        diskSizeLimit: Int = .max,
+        logger: Logger = Logger(label: "Stash.Cache")
+    ) throws(StashError) {
+        try self.init(
+            path: path, codec: .data, memoryCountLimit: memoryCountLimit, memoryCostLimit: memoryCostLimit,
+            diskSizeLimit: diskSizeLimit, logger: logger)
+    }
+
+    /// Opens the cache of raw bytes called `name` in the platform's caches
+    /// directory. See ``init(name:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:logger:)``.
+    ///
+    /// - Throws: ``StashError``, as the initialiser it forwards to.
+    public convenience init(
+        name: String,
+        memoryCountLimit: Int = .max,
+        memoryCostLimit: Int = .max,
+        diskSizeLimit: Int = .max,
+        logger: Logger = Logger(label: "Stash.Cache")
+    ) throws(StashError) {
+        try self.init(
+            name: name, codec: .data, memoryCountLimit: memoryCountLimit, memoryCostLimit: memoryCostLimit,
+            diskSizeLimit: diskSizeLimit, logger: logger)
+    }
+}

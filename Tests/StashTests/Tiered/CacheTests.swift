@@ -167,3 +167,14 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.appending("reopen-test/manifest.sqlite")))
     }
 }
+
+@Suite struct CacheOfBytesTests {
+    @Test func aCacheOfDataNeedsNoCodec() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try Cache<Data>(path: directory.path, memoryCountLimit: 10)
+        try cache.setValue(Data([1, 2, 3]), forKey: "bytes")
+        cache.memory?.removeAll()
+        #expect(try cache.value(forKey: "bytes") == Data([1, 2, 3]))
+        #expect(cache.memory?.snapshot().first?.cost == 3)
+    }
+}
