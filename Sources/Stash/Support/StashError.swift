@@ -117,8 +117,14 @@ public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertibl
         self.errno = errno
     }
 
+    /// The operating system's description of ``errno``, such as
+    /// `"No space left on device"`.
+    public var reason: String {
+        String(cString: strerror(errno))
+    }
+
     public var description: String {
-        "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        "\(call) failed: \(reason) (errno \(errno))"
     }
 }
 
