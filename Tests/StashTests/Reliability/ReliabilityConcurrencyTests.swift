@@ -11,7 +11,8 @@ import Testing
 /// Sizes (operations per thread): MemoryCache 100,000; DiskCache and Cache
 /// ``diskOperations`` (see docs/reliability.md for the measurements behind it).
 /// `STASH_RELIABILITY_SCALE=N` multiplies the disk counts (N = 25 gives 100,000);
-/// under the thread sanitizer they are divided by 4.
+/// under the thread or address sanitizer they are divided by 4. The worker threads
+/// are threads of their own (``onThreads(_:_:)``), not the test's cooperative pool.
 ///
 /// Rerun: `swift test --filter ReliabilityConcurrencyTests`; under TSan as CI does:
 /// `swift test --scratch-path .build-tsan --sanitize=thread --filter Concurrency`.
@@ -20,7 +21,7 @@ import Testing
     static let memoryOperations = 100_000
     static var diskOperations: Int {
         let base = 4_000 * Reliability.scale
-        return min(100_000, Reliability.underThreadSanitizer ? base / 4 : base)
+        return min(100_000, Reliability.underSanitizer ? base / 4 : base)
     }
 
     /// Records violations from any thread.
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(5)))
-    func memoryCacheKeepsItsInvariantsUnderEightThreads() {
+    func memoryCacheKeepsItsInvariantsUnderEightThreads() async {
         let countLimit = 1_000
         let costLimit = 20_000
         // A manual clock, advanced by thread 0, so that what has expired at the end
@@ -52,7 +53,7 @@ import Testing
             releasesValuesInBackground: true, clock: clock)
         let violations = Violations()
         let start = ContinuousClock.now
-        DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
+        await onThreads(Self.threads) { thread in
             var rng = SeededGenerator(seed: 0xC0_0000 &+ UInt64(thread))
             for step in 0..<Self.memoryOperations {
                 if thread == 0 && step % 64 == 0 { clock.advance(by: .microseconds(100)) }
@@ -134,7 +135,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(6)))
-    func diskCacheKeepsItsInvariantsUnderEightThreads() throws {
+    func diskCacheKeepsItsInvariantsUnderEightThreads() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.appending("cache")
         let countLimit = 200
@@ -145,7 +146,7 @@ import Testing
         let violations = Violations()
         let operations = Self.diskOperations
         let start = ContinuousClock.now
-        DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
+        await onThreads(Self.threads) { thread in
             var rng = SeededGenerator(seed: 0xD15C_0000 &+ UInt64(thread))
             for step in 0..<operations {
                 Self.diskOperation(
@@ -181,7 +182,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(6)))
-    func tieredCacheKeepsItsInvariantsUnderEightThreads() throws {
+    func tieredCacheKeepsItsInvariantsUnderEightThreads() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.appending("cache")
         let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
@@ -191,7 +192,7 @@ import Testing
         let violations = Violations()
         let operations = Self.diskOperations
         let start = ContinuousClock.now
-        DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
+        await onThreads(Self.threads) { thread in
             var rng = SeededGenerator(seed: 0x71E2_0000 &+ UInt64(thread))
             for step in 0..<operations {
                 Self.diskOperation(
@@ -214,8 +215,8 @@ import Testing
         #expect(violations.count == 0, "\(violations.first)")
         // Memory never holds what disk doesn't, and agrees with it.
         var disagreements: [String] = []
-        for (key, value, _) in memory.snapshot() where try disk.value(forKey: key) != value {
-            disagreements.append(key)
+        for (key, value, _) in memory.snapshot() {
+            if try await disk.value(forKey: key) != value { disagreements.append(key) }
         }
         #expect(disagreements.isEmpty, "memory and disk disagree on \(disagreements.prefix(5))")
         #expect(memory.count <= 100 && memory.totalCost <= 400_000)

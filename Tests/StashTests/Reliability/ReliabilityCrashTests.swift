@@ -36,8 +36,55 @@ import Darwin
     static let keyCount = 40
     static let inlineThreshold = 4096
 
+    /// Reads the child's lines until the chosen kill point, kills it, and returns
+    /// every line it wrote. Runs on a thread of its own: no #expect here.
+    static func killAtTheChosenPoint(
+        _ child: StressChild, watcher: DirectoryWatcher?, killAfter: Int, trigger: Int, eventsBeforeKill: Int
+    ) -> [String] {
+        var lines: [String] = []
+        var acks = 0
+        var armed = false
+        var events = 0
+        watch: while true {
+            switch child.next(watching: watcher) {
+            case .end:
+                break watch
+            case .fileEvents(let count):
+                guard armed else { continue }
+                events += count
+                if events >= eventsBeforeKill { break watch }
+            case .line(let line):
+                lines.append(line)
+                let parts = line.split(separator: " ")
+                if parts.first == "A" {
+                    acks += 1
+                    // The chosen operation finished before enough events: kill now.
+                    if armed { break watch }
+                }
+                guard acks >= killAfter else { continue }
+                switch trigger {
+                case 0:
+                    if parts.first == "A" { break watch }
+                default:
+                    guard parts.first == "B" else { continue }
+                    let kind: InFlight = parts[2] == "R" ? .remove
+                        : Int(parts[4])! > inlineThreshold ? .largeWrite : .smallWrite
+                    if kind == [InFlight.largeWrite, .smallWrite, .remove][trigger - 1] {
+                        armed = true
+                        // Without inotify, kill as soon as the operation is announced.
+                        if watcher == nil { break watch }
+                    }
+                }
+            }
+        }
+        child.killNow()
+        lines += child.readRemainingLines()
+        _ = try? child.wait()
+        return lines
+    }
+
     @Test(.timeLimit(.minutes(8)))
-    func sigkillAtRandomPointsLosesNoAcknowledgedWrite() throws {
+    func sigkillAtRandomPointsLosesNoAcknowledgedWrite() async throws {
         let killPoints = 60 * Reliability.scale
         let directory = try TemporaryDirectory()
         let cachePath = directory.appending("cache")
@@ -70,45 +117,11 @@ import Darwin
             // repeated ones may be merged by inotify).
             let eventsBeforeKill = Int.random(in: 1...(trigger == 1 ? 6 : 2), using: &rng)
             let watcher = DirectoryWatcher([cachePath, "\(cachePath)/data"])
-            var lines: [String] = []
-            var acks = 0
-            var armed = false
-            var events = 0
-            watch: while true {
-                switch child.next(watching: watcher) {
-                case .end:
-                    break watch
-                case .fileEvents(let count):
-                    guard armed else { continue }
-                    events += count
-                    if events >= eventsBeforeKill { break watch }
-                case .line(let line):
-                    lines.append(line)
-                    let parts = line.split(separator: " ")
-                    if parts.first == "A" {
-                        acks += 1
-                        // The chosen operation finished before enough events: kill now.
-                        if armed { break watch }
-                    }
-                    guard acks >= killAfter else { continue }
-                    switch trigger {
-                    case 0:
-                        if parts.first == "A" { break watch }
-                    default:
-                        guard parts.first == "B" else { continue }
-                        let kind: InFlight = parts[2] == "R" ? .remove
-                            : Int(parts[4])! > Self.inlineThreshold ? .largeWrite : .smallWrite
-                        if kind == [InFlight.largeWrite, .smallWrite, .remove][trigger - 1] {
-                            armed = true
-                            // Without inotify, kill as soon as the operation is announced.
-                            if watcher == nil { break watch }
-                        }
-                    }
-                }
+            // Waits on the child off the cooperative pool (see offThePool).
+            let lines = await offThePool {
+                Self.killAtTheChosenPoint(
+                    child, watcher: watcher, killAfter: killAfter, trigger: trigger, eventsBeforeKill: eventsBeforeKill)
             }
-            child.killNow()
-            lines += child.readRemainingLines()
-            try child.wait()
             try #require(child.wasKilled, "the child died on its own: \(child.standardError)")
 
             // Replay the acknowledged operations; at most one is left in flight.
@@ -150,7 +163,7 @@ import Darwin
                 autoTrimInterval: nil, logger: log.logger)
             for key in 0..<Self.keyCount {
                 let name = "k\(key)"
-                let bytes = try cache.value(forKey: name)
+                let bytes = try await cache.value(forKey: name)
                 var observed: UInt64?
                 if let bytes {
                     observed = StressValue.seq(of: bytes, key: name)

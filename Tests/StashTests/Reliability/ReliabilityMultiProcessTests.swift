@@ -13,7 +13,7 @@ import Testing
 /// Rerun: `swift test --filter ReliabilityMultiProcessTests`.
 @Suite struct ReliabilityMultiProcessTests {
     @Test(.timeLimit(.minutes(3)))
-    func twoProcessesOnOneDirectoryLoseAndCorruptNothing() throws {
+    func twoProcessesOnOneDirectoryLoseAndCorruptNothing() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.appending("cache")
         let milliseconds = 10_000 * Reliability.scale
@@ -25,8 +25,7 @@ import Testing
         var finals: [String: UInt64?] = [:]
         var operations = 0
         for (id, child) in children.enumerated() {
-            let lines = child.readRemainingLines()
-            try child.wait()
+            let lines = await child.finish()
             #expect(child.exitedCleanly, "child \(id): \(child.standardError.suffix(2_000))")
             let violations = lines.filter { $0.hasPrefix("VIOLATION") }
             #expect(violations.isEmpty, "child \(id): \(violations.prefix(5))")
@@ -43,14 +42,14 @@ import Testing
         // if that was a removal); every shared value is whole and of its key.
         let cache = try DiskCache<Data>(directory: path, autoTrimInterval: nil)
         for (key, expected) in finals.sorted(by: { $0.key < $1.key }) {
-            let read = try cache.value(forKey: key)
+            let read = try await cache.value(forKey: key)
             let seq = read.flatMap { StressValue.seq(of: $0, key: key) }
             #expect(read == nil || seq != nil, "\(key) holds torn or foreign bytes")
             #expect(seq == expected, "\(key): acknowledged \(String(describing: expected)), read \(String(describing: seq))")
         }
         var shared = 0
         for index in 0..<16 {
-            if let bytes = try cache.value(forKey: "s-\(index)") {
+            if let bytes = try await cache.value(forKey: "s-\(index)") {
                 #expect(StressValue.seq(of: bytes, key: "s-\(index)") != nil, "s-\(index) holds torn or foreign bytes")
                 shared += 1
             }

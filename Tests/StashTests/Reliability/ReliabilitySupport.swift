@@ -28,6 +28,9 @@ enum Reliability {
     /// Whether this process runs under the address sanitizer (about 2–3× slower).
     static let underAddressSanitizer = dlsym(defaultHandle, "__asan_init") != nil
 
+    /// Whether a sanitizer slows this process down.
+    static var underSanitizer: Bool { underThreadSanitizer || underAddressSanitizer }
+
     /// `RTLD_DEFAULT`.
     private static var defaultHandle: UnsafeMutableRawPointer? {
         #if canImport(Darwin)
@@ -35,6 +38,41 @@ enum Reliability {
         #else
         nil
         #endif
+    }
+}
+
+// MARK: - Blocking work off the cooperative pool
+
+// Swift Testing runs tests on Swift's cooperative pool: one thread per core, two on
+// this machine. A test that blocks (on a child's output, on eight worker threads)
+// would hold one of them, and starve every other test, for as long as it blocks.
+// These helpers block a thread of their own instead, and the test awaits them.
+// Bodies run off the test's task, so they report problems by their result, never
+// with #expect.
+
+/// Runs `body` on a new thread and returns its result.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+}
+
+/// Runs `body(index)` on `count` new threads at once and returns when all are done.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread {
+                body(index)
+                group.leave()
+            }
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+        group.notify(queue: .global()) { continuation.resume() }
     }
 }
 
@@ -134,10 +172,13 @@ func stressBinaryPath() throws -> String {
         candidates.append((executable as NSString).deletingLastPathComponent)
     }
     candidates.append((CommandLine.arguments[0] as NSString).deletingLastPathComponent)
+    #if canImport(Darwin)
+    // On macOS the bundle is a directory inside the build directory. (Not on Linux:
+    // there Bundle.allBundles leaks its arrays, which the address sanitizer reports.)
     for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-        // On macOS the bundle is a directory inside the build directory.
         candidates.append((bundle.bundlePath as NSString).deletingLastPathComponent)
     }
+    #endif
     // The package's default build directory, from this file's path.
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
@@ -150,7 +191,9 @@ func stressBinaryPath() throws -> String {
 }
 
 /// A running `stash-stress`: its stdout is a pipe read line by line, its stderr a file.
-final class StressChild {
+final class StressChild: @unchecked Sendable {
+    // @unchecked Sendable: used by one thread at a time (the test, or the one
+    // thread it hands the child to with offThePool while it waits).
     private static let spawnLock = Lock()
     let pid: pid_t
     private let output: Int32
@@ -261,6 +304,15 @@ final class StressChild {
         }
     }
 
+    /// Every remaining line, then waits for the child to exit; off the pool.
+    func finish() async -> [String] {
+        await offThePool { [self] in
+            let lines = readRemainingLines()
+            _ = try? wait()
+            return lines
+        }
+    }
+
     /// Every remaining whole line until end of file.
     func readRemainingLines() -> [String] {
         var lines: [String] = []
@@ -306,7 +358,8 @@ final class StressChild {
 /// Watches directories for the file-system events a cache's writes cause (Linux
 /// inotify: files created, written, closed, renamed in or deleted), so a test can
 /// kill a child at a chosen step of a write, not at a chosen time.
-final class DirectoryWatcher {
+final class DirectoryWatcher: @unchecked Sendable {
+    // @unchecked Sendable: used by one thread at a time, like StressChild.
     let descriptor: Int32
 
     /// Watches `paths` (which must exist), or returns `nil` where inotify is missing.

@@ -154,7 +154,7 @@ import Darwin
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func aFileSizeLimitFailsWritesClearlyAndKeepsEveryStoredEntry() throws {
+    func aFileSizeLimitFailsWritesClearlyAndKeepsEveryStoredEntry() async throws {
         let directory = try TemporaryDirectory()
         let cachePath = directory.appending("cache")
         var stored: [String: Data] = [:]
@@ -163,15 +163,14 @@ import Darwin
             for index in 0..<30 {
                 let key = "before-\(index)"
                 stored[key] = Self.value(key, index % 3 == 0 ? 30_000 : 1_000, seq: UInt64(index))
-                try cache.setValue(stored[key]!, forKey: key)
+                try await cache.setValue(stored[key]!, forKey: key)
             }
             cache.close()
         }
         // The child sets RLIMIT_FSIZE to 96 KB (ignoring SIGXFSZ), then writes.
         let child = try StressChild(["fsize", "--dir", cachePath, "--limit", "\(96 * 1024)"],
                                     stderrPath: directory.appending("stderr.txt"))
-        let lines = child.readRemainingLines()
-        try child.wait()
+        let lines = await child.finish()
         #expect(child.exitedCleanly, "\(child.standardError)")
         #expect(lines.first == "BEFORE \(stored.count)", "\(lines.prefix(3))")
         let errors = lines.filter { $0.hasPrefix("ERR ") }
@@ -196,7 +195,7 @@ import Darwin
         let cache = try DiskCache<Data>(directory: cachePath, storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil)
         Self.expectIntact(cache, stored, "after the child's failed writes")
         for key in storedKeys {
-            let bytes = try cache.value(forKey: key)
+            let bytes = try await cache.value(forKey: key)
             #expect(bytes.flatMap { StressValue.seq(of: $0, key: key) } == 1, "\(key) reads back")
         }
         cache.close()
