@@ -25,6 +25,7 @@ import Testing
 
     @Test func oddKeysAreStoredAsDistinctKeysOnDisk() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let log = LogRecorder()
         let cache = try Self.disk(directory, log: log)
         for (index, key) in Self.oddKeys.enumerated() {
@@ -55,6 +56,7 @@ import Testing
 
     @Test func oddKeysWorkInMemoryAndInTheTieredCache() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let memory = MemoryCache<String, Int>(autoTrimInterval: nil)
         for (index, key) in Self.oddKeys.enumerated() { memory.setValue(index, forKey: key) }
         for (index, key) in Self.oddKeys.enumerated() { #expect(memory.value(forKey: key) == index) }
@@ -76,6 +78,7 @@ import Testing
 
     @Test func theEmptyKeyIsAClearErrorOnDisk() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let disk = try Self.disk(directory)
         let cache = try Cache<Data>(memory: MemoryCache<String, Data>(autoTrimInterval: nil), disk: Self.disk(directory, "tiered"))
         let memoryOnly = try Cache<Data>(memory: MemoryCache<String, Data>(autoTrimInterval: nil), disk: nil)
@@ -109,6 +112,7 @@ import Testing
         #expect(Array(first.utf8) == [0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD, 0x41])
 
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let cache = try Self.disk(directory)
         try cache.setValue(Data("one".utf8), forKey: first)
         // The same key: the second spelling reads and replaces the first's value.
@@ -134,6 +138,7 @@ import Testing
         let decomposed = "cafe\u{301}"
         #expect(precomposed == decomposed)
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let disk = try Self.disk(directory)
         try disk.setValue(Data([1]), forKey: precomposed)
         try disk.setValue(Data([2]), forKey: decomposed)
@@ -150,6 +155,7 @@ import Testing
     @Test(arguments: [DiskStorageKind.sqlite, .file, .mixed(inlineThreshold: 4096)])
     func anEmptyValueIsStoredAndReadBackEmpty(kind: DiskStorageKind) throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let cache = try Self.disk(directory, storage: kind)
         try cache.setValue(Data(), forKey: "empty")
         #expect(try cache.value(forKey: "empty") == Data())
@@ -167,6 +173,7 @@ import Testing
 
     @Test func aValueLargerThanTheSizeLimitIsRefusedAndTheOldOneKept() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let cache = try Self.disk(directory, sizeLimit: 10_000)
         try cache.setValue(Data(count: 5_000), forKey: "key")
         do {
@@ -222,6 +229,7 @@ import Testing
 
     @Test func negativeLimitsOnDisk() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         for (name, make) in [
             ("countLimit", { () throws(StashError) in _ = try DiskCache<Data>(directory: directory.appending("a"), countLimit: -1) }),
             ("sizeLimit", { () throws(StashError) in _ = try DiskCache<Data>(directory: directory.appending("b"), sizeLimit: -1) }),

@@ -41,7 +41,7 @@ import Testing
         var first: [String] { lock.withLock { list } }
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(5))))
     func memoryCacheKeepsItsInvariantsUnderEightThreads() async {
         let countLimit = 1_000
         let costLimit = 20_000
@@ -134,9 +134,10 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(6)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(6))))
     func diskCacheKeepsItsInvariantsUnderEightThreads() async throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let countLimit = 200
         let sizeLimit = 1_500_000
@@ -181,9 +182,10 @@ import Testing
               "final count \(count)")
     }
 
-    @Test(.timeLimit(.minutes(6)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(6))))
     func tieredCacheKeepsItsInvariantsUnderEightThreads() async throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
         let disk = try DiskCache<Data>(

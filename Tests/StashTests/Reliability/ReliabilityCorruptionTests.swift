@@ -94,6 +94,7 @@ import Darwin
     @Test(arguments: Damage.allCases)
     func damageIsSurvivedLoggedAndRepaired(_ damage: Damage) throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let stored = try Self.populate(path)
         try Self.apply(damage, to: path, stored: stored)
@@ -168,6 +169,7 @@ import Darwin
 
     @Test func aDataFileReplacedByALinkOutOfTheCacheIsNeverFollowed() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let outside = directory.appending("outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
@@ -225,6 +227,7 @@ import Darwin
 
     @Test func dataReplacedByALinkToADirectoryOutsideIsNeverFollowed() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let outside = directory.appending("outside-data")
         let stored = try Self.populate(path)

@@ -83,10 +83,11 @@ import Darwin
         return lines
     }
 
-    @Test(.timeLimit(.minutes(8)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(8))))
     func sigkillAtRandomPointsLosesNoAcknowledgedWrite() async throws {
         let killPoints = 60 * Reliability.scale
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let cachePath = directory.appending("cache")
         try FileManager.default.createDirectory(
             atPath: "\(cachePath)/data", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

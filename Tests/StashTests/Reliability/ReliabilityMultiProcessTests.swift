@@ -12,9 +12,10 @@ import Testing
 ///
 /// Rerun: `swift test --filter ReliabilityMultiProcessTests`.
 @Suite struct ReliabilityMultiProcessTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(3))))
     func twoProcessesOnOneDirectoryLoseAndCorruptNothing() async throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let milliseconds = 10_000 * Reliability.scale
         let children = try (0..<2).map { id in

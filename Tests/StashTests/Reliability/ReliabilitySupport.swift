@@ -23,6 +23,9 @@ enum Reliability {
         return value
     }()
 
+    /// A time limit of `base` minutes, scaled like the tests' sizes.
+    static func minutes(_ base: Int) -> Int { base * scale }
+
     /// Whether this process runs under the thread sanitizer (about 5–15× slower).
     static let underThreadSanitizer = dlsym(defaultHandle, "__tsan_init") != nil
     /// Whether this process runs under the address sanitizer (about 2–3× slower).

@@ -48,9 +48,10 @@ import Darwin
                 sourceLocation: sourceLocation)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(2))))
     func aFullFileSystemFailsWritesClearlyAndKeepsEveryStoredEntry() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let mountPoint = directory.appending("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         guard Self.mountTmpfs(at: mountPoint, size: "1m") else {
@@ -153,9 +154,10 @@ import Darwin
         try expectConsistentDirectory("\(mountPoint)/cache", allowOrphans: false)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(Reliability.minutes(2))))
     func aFileSizeLimitFailsWritesClearlyAndKeepsEveryStoredEntry() async throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let cachePath = directory.appending("cache")
         var stored: [String: Data] = [:]
         do {
@@ -206,6 +208,7 @@ import Darwin
     /// that the mechanism is unavailable; as another user, writes must fail clearly.
     @Test func aReadOnlyDataDirectoryFailsWritesClearlyUnlessRoot() throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         let cachePath = directory.appending("cache")
         let cache = try DiskCache<Data>(directory: cachePath, storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil)
         let stored = ["small": Self.value("small", 500), "large": Self.value("large", 50_000)]
