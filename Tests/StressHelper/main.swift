@@ -1,2 +1,372 @@
-// The reliability tests' helper process; filled in by the reliability suite.
-print("stash-stress: no command")
+// stash-stress: the reliability tests' helper process.
+//
+// It works on a DiskCache in a loop and reports every operation on stdout, one
+// line per event, written with a single write(2) (so nothing is buffered when it
+// is killed). The tests in Tests/StashTests/Reliability/ start it, read its lines,
+// kill it with SIGKILL at points they choose, and check the cache afterwards.
+//
+// Commands (all options are required unless a default is given):
+//
+//   crash --dir D --seed S --start-seq N [--keys K] [--inline-threshold T]
+//       Forever: set a small (inline) value, set a large (file) value, or remove,
+//       on a random key k0..k(K-1). Prints `B <seq> S <key#> <length>` or `B <seq> R <key#>`
+//       before an operation and `A <seq>` once it has returned (acknowledged).
+//
+//   mixed --dir D --seed S --id P --duration-ms T
+//       For T milliseconds: writes, removes and reads keys it owns (`p<P>-<i>`) and
+//       keys shared with other processes (`s-<i>`). Checks each read (an owned key
+//       must hold exactly its last acknowledged write; a shared key must hold a
+//       well-formed value of that key) and prints `VIOLATION …` on a failure. At
+//       the end prints `FINAL <key> <seq>` (or `FINAL <key> -` for absent) for every
+//       owned key, then `DONE <operations>`.
+//
+//   fsize --dir D --limit BYTES
+//       Sets RLIMIT_FSIZE to BYTES (SIGXFSZ ignored), then tries a large file write
+//       and inline writes that must fail, printing `ERR <code>|<description>` for
+//       each failure and `STORED <key>` for each success, then reads back every
+//       entry the cache held before and prints `INTACT <count>` or `LOST <key>`.
+//
+// Values are self-describing (see StressValue): key, sequence number, payload and
+// a checksum, so a reader can tell torn bytes or another key's bytes. The same
+// format is implemented in Tests/StashTests/Reliability/ReliabilitySupport.swift.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Stash
+
+// MARK: - Output
+
+/// Writes one line to stdout with a single write(2): unbuffered, so a line is
+/// either wholly in the pipe or not at all when the process is killed.
+func emit(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeMutableBytes { buffer in
+            write(1, buffer.baseAddress! + offset, buffer.count - offset)
+        }
+        if written < 0 {
+            if errno == EINTR { continue }
+            exit(3)
+        }
+        offset += written
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("stash-stress: \(message)\n".utf8))
+    exit(2)
+}
+
+// MARK: - Values
+
+/// SplitMix64: the same sequence for the same seed everywhere.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// `"STV1"`, seq (UInt64 LE), key length (UInt32 LE), key bytes, payload length
+/// (UInt32 LE), payload (derived from seq), FNV-1a 64 of all of the above (LE).
+enum StressValue {
+    static let magic: [UInt8] = Array("STV1".utf8)
+
+    static func make(key: String, seq: UInt64, length: Int) -> Data {
+        let keyBytes = Array(key.utf8)
+        let overhead = 4 + 8 + 4 + keyBytes.count + 4 + 8
+        let payloadLength = max(0, length - overhead)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(overhead + payloadLength)
+        bytes += magic
+        append(seq, to: &bytes)
+        append(UInt32(keyBytes.count), to: &bytes)
+        bytes += keyBytes
+        append(UInt32(payloadLength), to: &bytes)
+        var rng = SplitMix(seed: seq &* 0x2545_F491_4F6C_DD1D)
+        var remaining = payloadLength
+        while remaining > 0 {
+            var word = rng.next()
+            for _ in 0..<min(8, remaining) {
+                bytes.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+            remaining -= min(8, remaining)
+        }
+        append(checksum(bytes[...]), to: &bytes)
+        return Data(bytes)
+    }
+
+    /// The key bytes and sequence number, or `nil` if the bytes are not a whole,
+    /// undamaged value.
+    static func parse(_ data: Data) -> (key: [UInt8], seq: UInt64)? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 28, Array(bytes[0..<4]) == magic else { return nil }
+        let seq = read64(bytes, 4)
+        let keyLength = Int(read32(bytes, 12))
+        guard bytes.count >= 16 + keyLength + 4 + 8 else { return nil }
+        let key = Array(bytes[16..<(16 + keyLength)])
+        let payloadLength = Int(read32(bytes, 16 + keyLength))
+        let end = 16 + keyLength + 4 + payloadLength
+        guard bytes.count == end + 8 else { return nil }
+        guard checksum(bytes[0..<end]) == read64(bytes, end) else { return nil }
+        return (key, seq)
+    }
+
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    static func read64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+        (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+    }
+
+    static func read32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+    }
+}
+
+// MARK: - Arguments
+
+var options: [String: String] = [:]
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else { fail("no command (crash, mixed, fsize)") }
+var index = 1
+while index + 1 < arguments.count {
+    guard arguments[index].hasPrefix("--") else { fail("unexpected argument \(arguments[index])") }
+    options[String(arguments[index].dropFirst(2))] = arguments[index + 1]
+    index += 2
+}
+
+@MainActor
+func option(_ name: String, default value: String? = nil) -> String {
+    guard let found = options[name] ?? value else { fail("missing --\(name)") }
+    return found
+}
+
+@MainActor
+func intOption(_ name: String, default value: Int? = nil) -> Int {
+    guard let number = Int(option(name, default: value.map(String.init))) else { fail("--\(name) must be a number") }
+    return number
+}
+
+// The caches log with swift-log's default handler, to stderr, which the tests
+// keep in a file beside the cache.
+
+func openCache(_ directory: String, inlineThreshold: Int = 4096, autoTrim: Duration? = nil) -> DiskCache<Data> {
+    do {
+        return try DiskCache<Data>(
+            directory: directory, storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: autoTrim)
+    } catch {
+        fail("cannot open the cache: \(error)")
+    }
+}
+
+// MARK: - crash
+
+@MainActor
+func runCrash() -> Never {
+    let cache = openCache(option("dir"), inlineThreshold: intOption("inline-threshold", default: 4096))
+    var rng = SplitMix(seed: UInt64(intOption("seed")))
+    let keyCount = intOption("keys", default: 40)
+    var seq = UInt64(intOption("start-seq"))
+    emit("READY")
+    while true {
+        seq += 1
+        let key = Int.random(in: 0..<keyCount, using: &rng)
+        let name = "k\(key)"
+        let roll = Int.random(in: 0..<100, using: &rng)
+        do {
+            if roll < 80 {
+                // Small values stay inline; large ones are files of up to 320 KB.
+                let length = roll < 45 ? Int.random(in: 40...3_000, using: &rng) : Int.random(in: 16_384...327_680, using: &rng)
+                let value = StressValue.make(key: name, seq: seq, length: length)
+                emit("B \(seq) S \(key) \(value.count)")
+                try cache.setValue(value, forKey: name)
+            } else {
+                emit("B \(seq) R \(key)")
+                try cache.removeValue(forKey: name)
+            }
+        } catch {
+            fail("operation \(seq) on \(name) failed: \(error)")
+        }
+        emit("A \(seq)")
+    }
+}
+
+// MARK: - mixed
+
+@MainActor
+func runMixed() -> Never {
+    let id = intOption("id")
+    // The cache lives only inside mixedSession, so it is deallocated before exit:
+    // LeakSanitizer (in the address-sanitizer run) cannot see a live object's weak
+    // reference side table, and would report it as leaked.
+    let (owned, operations, violations) = mixedSession(
+        directory: option("dir"), id: id, duration: .milliseconds(intOption("duration-ms")),
+        seed: UInt64(intOption("seed")))
+    for (key, state) in owned.enumerated() {
+        emit("FINAL p\(id)-\(key) \(state.map { String($0) } ?? "-")")
+    }
+    emit("DONE \(operations) \(violations)")
+    exit(0)
+}
+
+/// The work of `mixed`: returns each owned key's last acknowledged sequence
+/// number (nil when removed), the operations done and the violations seen.
+func mixedSession(directory: String, id: Int, duration: Duration, seed: UInt64) -> ([UInt64?], Int, Int) {
+    var rng = SplitMix(seed: seed)
+    // A short auto-trim interval, so the background maintenance runs too.
+    let cache = openCache(directory, inlineThreshold: 2048, autoTrim: .milliseconds(250))
+    let ownedCount = 24
+    let sharedCount = 16
+    var owned: [UInt64?] = Array(repeating: nil, count: ownedCount)
+    var seq = UInt64(id) << 40
+    var operations = 0
+    var violations = 0
+    let start = ContinuousClock.now
+
+    func report(_ text: String) {
+        violations += 1
+        if violations <= 20 { emit("VIOLATION \(text)") }
+    }
+
+    while ContinuousClock.now - start < duration {
+        for _ in 0..<16 {
+            operations += 1
+            seq += 1
+            let roll = Int.random(in: 0..<100, using: &rng)
+            let length = Int.random(in: 0..<4, using: &rng) == 0
+                ? Int.random(in: 4_096...65_536, using: &rng) : Int.random(in: 40...1_500, using: &rng)
+            do {
+                switch roll {
+                case 0..<30:
+                    let key = Int.random(in: 0..<ownedCount, using: &rng)
+                    try cache.setValue(StressValue.make(key: "p\(id)-\(key)", seq: seq, length: length), forKey: "p\(id)-\(key)")
+                    owned[key] = seq
+                case 30..<40:
+                    let key = Int.random(in: 0..<ownedCount, using: &rng)
+                    try cache.removeValue(forKey: "p\(id)-\(key)")
+                    owned[key] = nil
+                case 40..<60:
+                    let key = Int.random(in: 0..<ownedCount, using: &rng)
+                    let name = "p\(id)-\(key)"
+                    let found = try cache.value(forKey: name).map { StressValue.parse($0) }
+                    switch (found, owned[key]) {
+                    case (nil, nil):
+                        break
+                    case (.some(.some(let parsed)), .some(let expected)) where parsed.key == Array(name.utf8) && parsed.seq == expected:
+                        break
+                    default:
+                        report("\(name) read \(String(describing: found)) expected \(String(describing: owned[key]))")
+                    }
+                case 60..<80:
+                    let key = Int.random(in: 0..<sharedCount, using: &rng)
+                    try cache.setValue(StressValue.make(key: "s-\(key)", seq: seq, length: length), forKey: "s-\(key)")
+                case 80..<85:
+                    try cache.removeValue(forKey: "s-\(Int.random(in: 0..<sharedCount, using: &rng))")
+                case 85..<97:
+                    let name = "s-\(Int.random(in: 0..<sharedCount, using: &rng))"
+                    if let bytes = try cache.value(forKey: name) {
+                        guard let parsed = StressValue.parse(bytes), parsed.key == Array(name.utf8) else {
+                            report("\(name) read \(bytes.count) malformed or foreign bytes")
+                            continue
+                        }
+                    }
+                default:
+                    _ = try cache.contains("s-\(Int.random(in: 0..<sharedCount, using: &rng))")
+                    _ = try cache.totalCount
+                }
+            } catch {
+                report("operation \(seq) threw \(error)")
+            }
+        }
+    }
+    cache.close()
+    return (owned, operations, violations)
+}
+
+// MARK: - fsize
+
+@MainActor
+func runFileSizeLimit() -> Never {
+    // As for mixed: the cache and the values live only inside the session.
+    fileSizeSession(directory: option("dir"), limit: intOption("limit"))
+    exit(0)
+}
+
+func fileSizeSession(directory: String, limit: Int) {
+    // Past the limit the kernel sends SIGXFSZ, whose default action kills the
+    // process: ignore it, so the write fails with EFBIG instead.
+    signal(SIGXFSZ, SIG_IGN)
+    var rlim = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlim) == 0 else { fail("setrlimit failed: errno \(errno)") }
+
+    let cache = openCache(directory, inlineThreshold: 4096)
+    // What the cache held before: the test stored values of keys "before-<i>".
+    var before: [String: Data] = [:]
+    for index in 0..<1_000 {
+        let key = "before-\(index)"
+        guard let value = try? cache.value(forKey: key) else { break }
+        before[key] = value
+    }
+    emit("BEFORE \(before.count)")
+
+    func attempt(_ key: String, _ length: Int) {
+        do {
+            try cache.setValue(StressValue.make(key: key, seq: 1, length: length), forKey: key)
+            emit("STORED \(key)")
+        } catch {
+            emit("ERR \(error.code)|\(error)")
+        }
+    }
+    attempt("too-large-file", limit * 2)
+    // Inline writes grow the WAL until it reaches the limit.
+    for index in 0..<400 {
+        attempt("inline-\(index)", 3_000)
+    }
+    attempt("before-0", limit * 2)  // an overwrite that fails must keep the old value
+
+    var lost = 0
+    for (key, value) in before.sorted(by: { $0.key < $1.key }) {
+        let read: Data?
+        do {
+            read = try cache.value(forKey: key)
+        } catch {
+            emit("LOST \(key) \(error)")
+            lost += 1
+            continue
+        }
+        if read != value {
+            emit("LOST \(key) read \(read?.count ?? -1) bytes")
+            lost += 1
+        }
+    }
+    emit(lost == 0 ? "INTACT \(before.count)" : "DAMAGED \(lost)")
+    cache.close()
+}
+
+switch command {
+case "crash": runCrash()
+case "mixed": runMixed()
+case "fsize": runFileSizeLimit()
+default: fail("unknown command \(command)")
+}

@@ -282,8 +282,14 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     private func startTimerLocked() {
         guard startsTimer, timer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        timer.setEventHandler { [weak self] in
-            _ = self?.poll()
+        // The handler holds the monitor strongly. A weak reference would give the
+        // monitor (`shared` lives for the whole process) a weak-reference side
+        // table, which LeakSanitizer cannot trace through the encoded reference
+        // count and reports as leaked at exit. No cycle outlives its use: the timer
+        // is cancelled, releasing the handler, as soon as no live observer remains
+        // (on removeObserver, or at the next poll once the observers are gone).
+        timer.setEventHandler { [self] in
+            _ = poll()
         }
         schedule(timer, every: currentConfiguration.pollInterval)
         timer.resume()

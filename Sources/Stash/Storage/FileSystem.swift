@@ -168,11 +168,12 @@ enum FileSystem {
                 if errno != 0 { throw lastError("readdir") }
                 break
             }
-            let raw: [CChar] = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                let chars = bytes.bindMemory(to: CChar.self)
-                let length = chars.firstIndex(of: 0) ?? chars.count
-                return Array(chars[..<length]) + [0]
-            }
+            // Read the name in place, up to its NUL: the record readdir returns may be
+            // shorter than `struct dirent` (its length is d_reclen), so copying the
+            // whole d_name array would read past the end of the directory buffer.
+            let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+            let namePointer = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
+            let raw: [CChar] = Array(UnsafeBufferPointer(start: namePointer, count: strlen(namePointer))) + [0]
             if raw == [46, 0] || raw == [46, 46, 0] { continue }  // "." and ".."
             let name = String(decoding: raw.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
             result.append(DirectoryEntry(name: name, rawName: raw))

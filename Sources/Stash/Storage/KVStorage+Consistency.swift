@@ -186,7 +186,7 @@ extension KVStorage {
                         guard let raw = rawNames[name] else { continue }
                         switch status.type {
                         case .directory:
-                            if (try? trash.moveIn("\(dataPath)/\(name)", label: "data-unexpected")) == true {
+                            if (try? trash.moveIn("\(dataPath)/\(name)", label: "data-unexpected")) != nil {
                                 report.unexpectedEntriesRemoved += 1
                             }
                         case .symbolicLink, .other:

@@ -116,7 +116,8 @@ extension KVStorage {
                     repairDataDirectory()
                     continue
                 }
-                throw StashError(.ioFailed, "cannot write the file for \(Self.describe(key)) in \(dataPath)", cause: error)
+                throw StashError(
+                    .ioFailed, "cannot write the file for \(Self.describe(key)) in \(dataPath): \(error.reason)", cause: error)
             }
         }
     }

@@ -37,6 +37,15 @@ extension KVStorage {
         var hasSetAside = false
         while true {
             let identity = prepareManifestFile()
+            if !hasSetAside, manifestWasEmptied() {
+                // SQLite would take an empty file for a new database, and the cache
+                // would lose every entry without a word: set it aside like damage.
+                hasSetAside = true
+                setAsideManifest(
+                    expected: identity, label: "corrupt",
+                    reason: "it is empty (truncated) while data/ holds files", cause: nil)
+                continue
+            }
             let outcome: Manifest.OpenOutcome
             do throws(SQLiteError) {
                 outcome = try Manifest.open(
@@ -67,6 +76,19 @@ extension KVStorage {
                 setAsideManifest(expected: identity, label: "unsupported", reason: reason, cause: nil)
             }
         }
+    }
+
+    /// Whether `manifest.sqlite` is an empty file, with no write-ahead log, while
+    /// `data/` holds files: the manifest was truncated (a new cache's manifest is
+    /// empty only until its schema is written, and its `data/` is empty then; a
+    /// live one may be empty with its pages still in the `-wal`).
+    func manifestWasEmptied() -> Bool {
+        guard let manifest = try? FileSystem.entryStatus(manifestPath), manifest.type == .regular, manifest.size == 0
+        else { return false }
+        if let wal = try? FileSystem.entryStatus(manifestPath + "-wal"), wal.size > 0 { return false }
+        guard let directory = try? FileSystem.openDirectory(dataPath) else { return false }
+        defer { FileSystem.closeDescriptor(directory) }
+        return !((try? FileSystem.entries(ofDirectory: directory)) ?? []).isEmpty
     }
 
     /// Creates `manifest.sqlite` with mode 0600 if it is missing (SQLite gives its

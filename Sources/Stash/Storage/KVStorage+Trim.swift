@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // Removing many entries: removeAll, expiry, and the LRU trims by count, size, age and
 // free disk space.
 //
@@ -33,8 +41,13 @@ extension KVStorage {
         _ = try requireWritableConnection()
         pendingAccessTimes.removeAll()
         let batchSize = Int64(max(options.trimBatchSize, 1024))
+        // Where data/ went in the trash, to put it back if the transaction fails:
+        // the rollback brings the rows back, so their files must come back too.
+        var movedData: String?
         try perform("removing all entries") { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) in
+            try connection.transaction(undo: {
+                if let movedData { restoreDataDirectory(from: movedData) }
+            }) { () throws(SQLiteError) in
                 let total = try readTotals(connection).count
                 progress?(0, total)
                 var removed = 0
@@ -51,7 +64,7 @@ extension KVStorage {
                 // Still holding the write lock: no other instance can commit a row for
                 // a file in the old data/ after this point (see setValue's liveness check).
                 do {
-                    try trash.moveIn(dataPath, label: "data")
+                    movedData = try trash.moveIn(dataPath, label: "data")
                 } catch {
                     logger.warning(
                         "cannot move data/ to the trash; its files will be removed by the next consistency check",
@@ -64,6 +77,48 @@ extension KVStorage {
         }
         cachedTotals = nil
         reclaimFreePages()
+    }
+
+    /// Puts back the `data/` that a failed ``removeAll(progress:)`` moved to the
+    /// trash at `moved`, whose rows the rollback restored.
+    ///
+    /// Usually `data/` is still the empty directory removeAll created, and the old
+    /// one is renamed back in its place. If another instance has written into the
+    /// new one meanwhile, the old files are moved into it one by one. A failure is
+    /// logged: the entries whose files could not be restored then read as misses.
+    func restoreDataDirectory(from moved: String) {
+        if rmdir(dataPath) == 0 || errno == ENOENT {
+            do throws(SystemCallError) {
+                try FileSystem.rename(moved, to: dataPath)
+                logger.warning("removing all entries failed; data/ was put back")
+                return
+            } catch {
+                // Another instance created data/ in the meantime: move the files.
+            }
+        }
+        repairDataDirectory()
+        do throws(SystemCallError) {
+            let source = try FileSystem.openDirectory(moved)
+            defer { FileSystem.closeDescriptor(source) }
+            let target = try FileSystem.openDirectory(dataPath)
+            defer { FileSystem.closeDescriptor(target) }
+            var failed = 0
+            for entry in try FileSystem.entries(ofDirectory: source) {
+                let renamed = entry.rawName.withUnsafeBufferPointer { raw in
+                    raw.baseAddress.map { renameat(source, $0, target, $0) == 0 } ?? false
+                }
+                if !renamed { failed += 1 }
+            }
+            if failed > 0 {
+                logger.error("removing all entries failed and some files could not be put back in data/",
+                             metadata: ["failed": "\(failed)", "from": "\(moved)"])
+            } else {
+                logger.warning("removing all entries failed; the files were put back in data/")
+            }
+        } catch {
+            logger.error("removing all entries failed and data/ could not be put back",
+                         metadata: ["from": "\(moved)", "error": "\(error)"])
+        }
     }
 
     /// Deletes the trash's contents, never following symbolic links.

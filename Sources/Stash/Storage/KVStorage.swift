@@ -291,7 +291,9 @@ final class KVStorage {
         if error.resultCode == SQLITE_TOOBIG {
             return StashError(.valueTooLarge, "SQLite's length limit was exceeded while \(action)", cause: error)
         }
-        return StashError(.databaseFailed, "SQLite failed while \(action)", cause: error)
+        // Name the problem in the message itself ("database or disk is full"), not
+        // only in the cause.
+        return StashError(.databaseFailed, "SQLite failed while \(action): \(error.message)", cause: error)
     }
 
     // MARK: - Writing

@@ -34,17 +34,18 @@ struct Trash: Sendable {
     /// - Parameters:
     ///   - itemPath: The entry to move; must be on the trash's file system.
     ///   - label: A readable prefix for the new name, such as `"data"`.
-    /// - Returns: `false` if there was no entry at `itemPath`.
+    /// - Returns: The entry's new path in the trash, or `nil` if there was no
+    ///   entry at `itemPath`.
     /// - Throws: ``SystemCallError`` if the rename fails for another reason.
     @discardableResult
-    func moveIn(_ itemPath: String, label: String) throws(SystemCallError) -> Bool {
+    func moveIn(_ itemPath: String, label: String) throws(SystemCallError) -> String? {
         _ = try? FileSystem.makeDirectory(path)
         let target = "\(path)/\(label)-\(FileSystem.randomHex(byteCount: 8))"
         do {
             try FileSystem.rename(itemPath, to: target)
-            return true
+            return target
         } catch where error.errno == ENOENT {
-            return false
+            return nil
         }
     }
 

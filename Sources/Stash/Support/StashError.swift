@@ -119,9 +119,15 @@ public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertibl
         self.errno = errno
     }
 
+    /// The operating system's description of ``errno``, such as
+    /// `"No space left on device"`.
+    public var reason: String {
+        String(cString: strerror(errno))
+    }
+
     /// The call, the system's description of `errno`, and its number.
     public var description: String {
-        "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        "\(call) failed: \(reason) (errno \(errno))"
     }
 }
 

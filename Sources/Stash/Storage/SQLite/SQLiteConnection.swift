@@ -188,15 +188,24 @@ final class SQLiteConnection {
     /// timeout), so a transaction never fails half-way with `SQLITE_BUSY` while
     /// upgrading from reading to writing.
     ///
+    /// - Parameters:
+    ///   - undo: Called when `body` or the commit throws, before the rollback (so
+    ///     usually still holding the write lock): undoes what `body` did outside
+    ///     the database. Does nothing by default.
+    ///   - body: The transaction's work.
     /// - Important: Not reentrant: `body` must not start another transaction.
     /// - Throws: ``SQLiteError`` from `BEGIN`, `body` or `COMMIT`.
-    func transaction<Result>(_ body: () throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
+    func transaction<Result>(
+        undo: () -> Void = {},
+        _ body: () throws(SQLiteError) -> Result
+    ) throws(SQLiteError) -> Result {
         try run("BEGIN IMMEDIATE")
         do {
             let result = try body()
             try run("COMMIT")
             return result
         } catch {
+            undo()
             rollback()
             throw error
         }
