@@ -19,7 +19,8 @@ import Logging
 /// file per large value, and a `trash/` folder emptied in the background. Small
 /// values live inline in SQLite, large ones in files: see ``DiskStorageKind``.
 /// File names are random, never derived from keys, so any non-empty `String` is
-/// a valid key. See the On-Disk Format article for the schema.
+/// a valid key. Keys compare as Swift's `String`s do: canonically equivalent
+/// spellings (precomposed "é" and "e" + U+0301) are one key, stored in NFC. See the On-Disk Format article for the schema.
 ///
 /// ## Limits
 /// ``countLimit`` and ``sizeLimit`` are strict for this instance: after a write
@@ -134,6 +135,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
 
     /// `value(forKey:)`, with the value's encoded size and expiration.
     func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
+        let key = Self.storedKey(key)
         guard let item = try core.withStorage({ storage throws(StashError) in try storage.value(forKey: key) }) else {
             return nil
         }
@@ -157,7 +159,8 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Throws: As `value(forKey:)`.
     /// - Complexity: One indexed `SELECT`. Blocks on disk I/O. Thread-safe.
     public func contains(_ key: String) throws(StashError) -> Bool {
-        try core.withStorage { storage throws(StashError) in try storage.contains(key) }
+        let key = Self.storedKey(key)
+        return try core.withStorage { storage throws(StashError) in try storage.contains(key) }
     }
 
     /// The extended data stored beside `key`'s value, or `nil` if there is none
@@ -166,7 +169,8 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Throws: As `value(forKey:)`.
     /// - Complexity: One indexed `SELECT`. Blocks on disk I/O. Thread-safe.
     public func extendedData(forKey key: String) throws(StashError) -> Data? {
-        try core.withStorage { storage throws(StashError) in try storage.extendedData(forKey: key) }
+        let key = Self.storedKey(key)
+        return try core.withStorage { storage throws(StashError) in try storage.extendedData(forKey: key) }
     }
 
     // MARK: - Writing
@@ -199,6 +203,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// `setValue(_:forKey:ttl:extendedData:)`, returning the encoded size: the
     /// default memory cost in ``Cache``.
     func setValueReturningSize(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data? = nil) throws(StashError) -> Int {
+        let key = Self.storedKey(key)
         try core.storage.validate(key)
         let bytes: Data
         do {
@@ -237,7 +242,8 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One transaction. Blocks on disk I/O. Thread-safe.
     @discardableResult
     public func removeValue(forKey key: String) throws(StashError) -> Bool {
-        try core.withStorage { storage throws(StashError) in try storage.removeValue(forKey: key) }
+        let key = Self.storedKey(key)
+        return try core.withStorage { storage throws(StashError) in try storage.removeValue(forKey: key) }
     }
 
     /// Removes every entry.

@@ -81,8 +81,9 @@ struct KVStorageOptions: Sendable {
 ///   directory: SQLite's locking and the write protocol keep it consistent.
 ///
 /// Keys are any non-empty `String`, compared by their exact UTF-8 bytes (so two
-/// canonically equivalent spellings such as precomposed "é" and "e" + U+0301 are
-/// different keys). They never appear in file names.
+/// canonically equivalent spellings such as precomposed "é" and "e" + U+0301 would
+/// be different keys here; ``DiskCache`` normalises keys to NFC first, so that
+/// its keys compare as Swift's `String`s do). They never appear in file names.
 ///
 /// Errors: every failure is a ``StashError``; a miss is `nil`, never an error.
 /// A damaged manifest is set aside, logged, and replaced by an empty one: reads
