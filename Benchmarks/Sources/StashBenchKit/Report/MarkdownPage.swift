@@ -1,4 +1,5 @@
 import Foundation
+import Stash
 
 extension BenchReport {
     /// The `docs/benchmarks.md` page: machine, how to reproduce, every table, the
@@ -61,13 +62,63 @@ extension BenchReport {
             out += table.markdown() + "\n"
         }
         if !disk.isEmpty {
-            out += "## Disk baselines\n\n"
-            out += "What a disk cache costs at least, measured without Stash's DiskCache: raw file read/write (the floor), "
-            out += "a one-file-per-key store (hashed names, atomic temp-file + rename writes) and raw SQLite with prepared "
-            out += "statements (WAL, synchronous=NORMAL, a transaction per write). Run in `\(diskDirectory ?? "?")` on "
-            out += "\(diskFileSystem ?? "an unknown file system"), warm page cache, no fsync.\n\n"
-            if let link = svgLinks["disk"] { out += "![Disk chart](\(link))\n\n" }
-            for table in phaseTables(disk) { out += table.markdown() + "\n" }
+            out += diskMarkdown(svgLinks: svgLinks)
+        }
+        return out
+    }
+}
+
+extension BenchReport {
+    /// The disk section of the page: one part per folder the section ran in.
+    func diskMarkdown(svgLinks: [String: String]) -> String {
+        var out = "## Disk cache\n\n"
+        out += """
+        Stash's `DiskCache<Data>` once per storage kind: `.default` (mixed, values up to \
+        \(byteSizeText(DiskStorageKind.defaultInlineThreshold)) inline in SQLite, larger ones in files), `.sqlite` \
+        (every value inline) and `.file` (every value in a file); each opened with no limits and \
+        `autoTrimInterval: nil`. Beside them, in the same interleaved rounds, the baselines: a one-file-per-key \
+        store as PINDiskCache, TMDiskCache and SDWebImage build them (hashed file names in 256 shard folders, \
+        each write to a temporary file renamed over the old one), raw SQLite with prepared statements (one \
+        table, WAL, synchronous=NORMAL, a transaction per write: the floor for small values), and raw files \
+        (open, write or read, close; no rename, no metadata: the floor for large values). No contender calls \
+        `fsync`: DiskCache does not by default, and its SQLite runs with synchronous=NORMAL like the raw SQLite \
+        floor. Warm page cache.
+
+        Timed regions hold only store operations; keys, `Data` values and paths are built before. A \
+        `DiskCache` starts a consistency check in the background when it opens: every DiskCache contender \
+        plants a marker file in the cache's `trash/` before opening it, waits until the job that follows the \
+        check has emptied the trash, then calls `verify()` (the same check, synchronously, expected clean) \
+        before any timing, so that no check runs inside a timed region. Its reads return a `Data`, as its API \
+        does; the baselines read into a reused buffer. Reads record access times in memory; the 1,000 reads \
+        of a run stay under the 1,024 that trigger a flush, which happens at `close()`, untimed.
+
+
+        """
+        for (index, run) in disk.enumerated() {
+            let suffix = index == 0 ? "" : "-\(index + 1)-\(run.fileSystem)"
+            out += "### On \(run.fileSystem) (`\(run.directory)`)\n\n"
+            if let probe = run.fileCreationProbe {
+                out += "Creating an empty file here took \(fixed(probe.atStart / 1000, 1)) µs at the start of this section "
+                out += "and \(fixed(probe.atEnd / 1000, 1)) µs at its end (median of 5 batches of 500 creations): "
+                out += "every file-based contender pays it per write.\n\n"
+            }
+            if let link = svgLinks["disk" + suffix] { out += "![Disk chart](\(link))\n\n" }
+            for table in phaseTables(run.phases) { out += table.markdown(headingLevel: 4) + "\n" }
+            if let table = crossoverTable(run) {
+                let summary = CrossoverSummary(phases: run.crossover)
+                if let threshold = summary.recommendedThreshold {
+                    out += "**Recommended default inline threshold (from this run): \(byteSizeText(threshold)) "
+                    out += "(\(threshold.formatted()) bytes)**, the size where one write plus one read costs the same "
+                    out += "inline and in a file (\(summary.combined?.text ?? "-")), rounded to a power of two. "
+                    out += "Write crossover \(summary.write?.text ?? "-"), read crossover \(summary.read?.text ?? "-").\n\n"
+                }
+                if let link = svgLinks["disk-crossover" + suffix] { out += "![Crossover chart](\(link))\n\n" }
+                out += table.markdown(headingLevel: 4) + "\n"
+            }
+            if let table = openTable(run) { out += table.markdown(headingLevel: 4) + "\n" }
+            if let table = Self.targetsTable(run.targets, title: "DiskCache targets on \(run.fileSystem)") {
+                out += table.markdown(headingLevel: 4) + "\n"
+            }
         }
         return out
     }
