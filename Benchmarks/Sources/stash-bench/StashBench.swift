@@ -70,8 +70,9 @@ struct StashBench: ParsableCommand {
             return
         }
         let sections: [Section] = section == .all ? [.memory, .hitratio, .disk] : [section]
-        let settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
+        var settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
                                      traces: sections.contains(.hitratio) ? traces : nil)
+        if sections.contains(.disk) { settings.diskDirectories = diskDir }
         let formatter = ISO8601DateFormatter()
         var report = BenchReport(startedAt: formatter.string(from: Date()), machine: .current(), settings: settings)
         #if DEBUG
@@ -121,6 +122,7 @@ struct StashBench: ParsableCommand {
                 try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
                 defer { if folder == nil { try? FileManager.default.removeItem(atPath: base) } }
                 var run = DiskRun(directory: base, fileSystem: fileSystemName(of: base))
+                run.mount = mountDescription(of: base)
                 progress?("disk: probing file creation in \(base)")
                 let probeAtStart = try probeFileCreation(baseDirectory: base)
                 let rounds = (runs: settings.runs, warmup: settings.warmupRounds)

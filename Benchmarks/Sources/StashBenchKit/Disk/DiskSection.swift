@@ -212,3 +212,38 @@ public func probeFileCreation(baseDirectory: String) throws -> Double {
     }
     return median(batches)
 }
+
+/// The mount a path lives on, from `/proc/self/mountinfo`: source, file system
+/// type, options, and for ext4 whether it has a journal (`/proc/fs/jbd2/<dev>-*`
+/// exists only for journalled file systems). Nil where unknown.
+public func mountDescription(of path: String) -> String? {
+    #if os(Linux)
+    guard let resolved = realpath(path, nil) else { return nil }
+    let target = String(cString: resolved)
+    free(resolved)
+    guard let mountinfo = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+    var best: (point: String, type: String, source: String, options: String)?
+    for line in mountinfo.split(separator: "\n") {
+        let halves = line.components(separatedBy: " - ")
+        guard halves.count == 2 else { continue }
+        let left = halves[0].split(separator: " "), right = halves[1].split(separator: " ")
+        guard left.count >= 5, right.count >= 3 else { continue }
+        let point = String(left[4])
+        let prefix = point.hasSuffix("/") ? point : point + "/"
+        guard target == point || target.hasPrefix(prefix) else { continue }
+        if best == nil || point.count >= best!.point.count {
+            best = (point, String(right[0]), String(right[1]), String(right[2]))
+        }
+    }
+    guard let best else { return nil }
+    var text = "\(best.type) on \(best.source) mounted at \(best.point) (\(best.options))"
+    if best.type == "ext4" || best.type == "ext3" {
+        let device = (best.source as NSString).lastPathComponent
+        let journals = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/fs/jbd2")) ?? []
+        text += journals.contains { $0.hasPrefix(device + "-") } ? ", with a journal" : ", without a journal"
+    }
+    return text
+    #else
+    return nil
+    #endif
+}

@@ -32,7 +32,7 @@ extension BenchReport {
 
         ```sh
         swift build -c release --package-path Benchmarks
-        Benchmarks/.build/release/stash-bench --traces ../shared/traces \\
+        Benchmarks/.build/release/stash-bench --traces ../shared/traces\(settings.diskDirectories.map { " --disk-dir \($0)" }.joined()) \\
             --json bench-out/results.json --svg docs/benchmarks --markdown docs/benchmarks.md
         ```
 
@@ -97,6 +97,18 @@ extension BenchReport {
         for (index, run) in disk.enumerated() {
             let suffix = index == 0 ? "" : "-\(index + 1)-\(run.fileSystem)"
             out += "### On \(run.fileSystem) (`\(run.directory)`)\n\n"
+            if let mount = run.mount { out += "Mount: \(mount).\n\n" }
+            if run.fileSystem == "tmpfs" {
+                out += "tmpfs keeps files in memory: no device, no journal, no block allocation. The figures are the "
+                out += "stores' own CPU and system-call costs, and file creation is as cheap as it gets.\n\n"
+            }
+            if run.mount?.hasSuffix("without a journal") == true {
+                out += "Without a journal, ext4 skips inodes freed in the last minutes when it allocates one "
+                out += "(`recently_deleted()` in `fs/ext4/ialloc.c`; a profile of file creation here spends most of its "
+                out += "time there), so after mass deletions (this section removes each run's folder after the run, and "
+                out += "other work on the machine deletes files too) creating a file can cost a millisecond. Journalled "
+                out += "ext4 does not do this; read the file-write figures below as a worst case.\n\n"
+            }
             if let probe = run.fileCreationProbe {
                 out += "Creating an empty file here took \(fixed(probe.atStart / 1000, 1)) µs at the start of this section "
                 out += "and \(fixed(probe.atEnd / 1000, 1)) µs at its end (median of 5 batches of 500 creations): "

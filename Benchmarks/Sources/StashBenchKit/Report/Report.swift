@@ -44,6 +44,8 @@ public struct Settings: Sendable, Codable {
     public var diskLargeValueSize: Int
     public var diskCrossover: CrossoverPlan
     public var diskOpen: OpenPlan
+    /// The folders given with `--disk-dir` (none: the temporary directory).
+    public var diskDirectories: [String] = []
 
     public static func make(quick: Bool, runs: Int?, seed: UInt64, sections: [String], traces: String?) -> Settings {
         Settings(
@@ -178,6 +180,8 @@ public struct DiskRun: Sendable, Codable {
     /// What creating one empty file cost on this file system, at the start and at
     /// the end of the section: every file-based contender pays it per write.
     public var fileCreationProbe: FileCreationProbe?
+    /// The mount: source, type, options, journal (Linux).
+    public var mount: String?
 
     public init(directory: String, fileSystem: String) {
         self.directory = directory

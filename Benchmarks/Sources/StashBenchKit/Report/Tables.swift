@@ -191,7 +191,11 @@ extension BenchReport {
         if let table = targetsTable() { out += table.text() + "\n" }
         if let table = hitRatioTable() { out += table.text() + "\n" }
         for run in disk {
-            out += "Disk (in \(run.directory), \(run.fileSystem))\n\n"
+            out += "Disk (in \(run.directory), \(run.mount ?? run.fileSystem))\n"
+            if let probe = run.fileCreationProbe {
+                out += "creating an empty file: \(fixed(probe.atStart / 1000, 1)) µs at the start, \(fixed(probe.atEnd / 1000, 1)) µs at the end\n"
+            }
+            out += "\n"
             for table in diskTables(run) { out += table.text() + "\n" }
         }
         return out
