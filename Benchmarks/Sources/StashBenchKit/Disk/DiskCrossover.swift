@@ -54,6 +54,12 @@ public struct CrossoverRow: Sendable {
     public var readRatio: Double { fileRead / inlineRead }
     /// One write and one read per value, weighted equally.
     public var combinedRatio: Double { (fileWrite + fileRead) / (inlineWrite + inlineRead) }
+    /// One write and four reads per value: the 80% reads / 20% writes of the
+    /// memory section's Zipf mix, since a cache reads a value more often than it
+    /// writes it.
+    public var readHeavyRatio: Double {
+        (fileWrite + CrossoverSummary.readsPerWrite * fileRead) / (inlineWrite + CrossoverSummary.readsPerWrite * inlineRead)
+    }
 }
 
 /// Where files become cheaper than inline storage.
@@ -100,6 +106,11 @@ public struct CrossoverSummary: Sendable {
     public var write: Crossover?
     public var read: Crossover?
     public var combined: Crossover?
+    /// One write and four reads per value.
+    public var readHeavy: Crossover?
+
+    /// The reads per write of ``readHeavy``.
+    public static let readsPerWrite = 4.0
 
     public init(phases: [PhaseResult]) {
         var rows: [CrossoverRow] = []
@@ -122,16 +133,46 @@ public struct CrossoverSummary: Sendable {
         write = Crossover.find(sizes: sizes, ratios: rows.map(\.writeRatio))
         read = Crossover.find(sizes: sizes, ratios: rows.map(\.readRatio))
         combined = Crossover.find(sizes: sizes, ratios: rows.map(\.combinedRatio))
+        readHeavy = Crossover.find(sizes: sizes, ratios: rows.map(\.readHeavyRatio))
     }
 
-    /// The recommended default threshold: the equally weighted crossover rounded
-    /// to the nearest power of two (in log scale), in bytes.
-    public var recommendedThreshold: Int? {
-        switch combined {
+    /// The crossovers in one line.
+    public var text: String {
+        "write \(write?.text ?? "-"), read \(read?.text ?? "-"), 1 write + 1 read \(combined?.text ?? "-"), "
+            + "1 write + 4 reads \(readHeavy?.text ?? "-")"
+    }
+
+    /// The threshold this run suggests: the crossover of one write plus four reads
+    /// per value, rounded to the nearest power of two (in log scale), in bytes.
+    public var suggestedThreshold: Int? {
+        switch readHeavy {
         case .at(let bytes, _)?: return 1 << Int(log2(bytes).rounded())
         case .below(let size)?: return size
         case .above(let size)?: return size
         case nil: return nil
         }
+    }
+}
+
+/// The recommended default inline threshold, and the disk run it comes from.
+public struct ThresholdRecommendation: Sendable {
+    public var bytes: Int
+    public var run: DiskRun
+    public var summary: CrossoverSummary
+}
+
+extension BenchReport {
+    /// The recommendation: ``CrossoverSummary/suggestedThreshold`` on the disk run
+    /// where writing a small value to a file was cheapest (`.file` at the smallest
+    /// size: mostly creating the file). That run gives the lowest crossover:
+    /// wherever files cost more to create, files win only at larger sizes.
+    public var recommendedInlineThreshold: ThresholdRecommendation? {
+        let candidates = disk.filter { CrossoverSummary(phases: $0.crossover).suggestedThreshold != nil }
+        let cost: (DiskRun) -> Double = { run in
+            CrossoverSummary(phases: run.crossover).rows.first?.fileWrite ?? .infinity
+        }
+        guard let run = candidates.min(by: { cost($0) < cost($1) }) else { return nil }
+        let summary = CrossoverSummary(phases: run.crossover)
+        return summary.suggestedThreshold.map { ThresholdRecommendation(bytes: $0, run: run, summary: summary) }
     }
 }

@@ -54,7 +54,7 @@ extension BenchReport {
             for table in memoryTables() { out += table.markdown() + "\n" }
         }
         if let table = footprintTable() { out += "## Memory per entry\n\n" + table.markdown() + "\n" }
-        if let table = targetsTable() { out += "## Targets\n\n" + table.markdown() + "\n" }
+        if let table = targetsTable() { out += "## Memory cache targets\n\n" + table.markdown() + "\n" }
         if let table = hitRatioTable() {
             out += "## Hit ratio\n\n"
             out += "Traces from `../shared/traces/` (read in place, never copied into the repository); reference values from its README.\n\n"
@@ -94,6 +94,48 @@ extension BenchReport {
 
 
         """
+        if let recommendation = recommendedInlineThreshold {
+            out += "### Recommended default inline threshold: \(byteSizeText(recommendation.bytes))\n\n"
+            out += "**\(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes)**; the current default "
+            out += "is \(byteSizeText(DiskStorageKind.defaultInlineThreshold)). "
+            out += "The crossover measurement times DiskCache with every value inline (`.sqlite`) against every value "
+            out += "in a file (`.file`) at 1 KiB to 1 MiB. Where files become cheaper:\n\n"
+            out += "| file system | `.file` write of 1 KiB | write | read | 1 write + 1 read | 1 write + 4 reads |\n"
+            out += "|---|---:|---:|---:|---:|---:|\n"
+            for run in disk {
+                let summary = CrossoverSummary(phases: run.crossover)
+                guard let first = summary.rows.first else { continue }
+                let fileWrite = fixed(first.fileWrite / 1000, 1) + " µs"
+                out += "| \(run.fileSystem) | \(fileWrite) | \(summary.write?.text ?? "-") | \(summary.read?.text ?? "-") | "
+                out += "\(summary.combined?.text ?? "-") | \(summary.readHeavy?.text ?? "-") |\n"
+            }
+            out += "\n"
+            out += "Read crossovers move little from one file system to another; write crossovers follow what "
+            out += "creating a file costs. The recommendation weights one write against four reads (the 80% reads of "
+            out += "the memory section's Zipf mix: a cache reads a value more often than it writes it), takes the file "
+            out += "system where writing a small value to a file is cheapest (\(recommendation.run.fileSystem): a lower "
+            out += "bound, since wherever files cost more to create inline storage wins up to larger sizes), and rounds "
+            out += "to a power of two (in log scale).\n\n"
+        }
+        if let first = disk.first, !first.targets.isEmpty {
+            out += "### DiskCache targets\n\n"
+            out += "DiskCache with its default storage kind against the baselines of the same rounds; details per file "
+            out += "system below.\n\n"
+            out += "| target | limit |" + disk.map { " \($0.fileSystem) |" }.joined() + "\n"
+            out += "|---|---:|" + disk.map { _ in "---:|" }.joined() + "\n"
+            for (index, check) in first.targets.enumerated() {
+                let limit = check.comparison + " " + (check.unit == "ns" ? fixed(check.limit / 1000, 2) + " µs" : ratioText(check.limit))
+                out += "| \(check.target) | \(limit.replacingOccurrences(of: "<", with: "&lt;")) |"
+                for run in disk {
+                    guard index < run.targets.count else { out += " - |"; continue }
+                    let other = run.targets[index]
+                    let value = other.unit == "ns" ? fixed(other.value / 1000, 2) + " µs" : ratioText(other.value)
+                    out += " \(value) \(other.passed ? "PASS" : "**FAIL**") |"
+                }
+                out += "\n"
+            }
+            out += "\n"
+        }
         for (index, run) in disk.enumerated() {
             let suffix = index == 0 ? "" : "-\(index + 1)-\(run.fileSystem)"
             out += "### On \(run.fileSystem) (`\(run.directory)`)\n\n"
@@ -103,11 +145,11 @@ extension BenchReport {
                 out += "stores' own CPU and system-call costs, and file creation is as cheap as it gets.\n\n"
             }
             if run.mount?.hasSuffix("without a journal") == true {
-                out += "Without a journal, ext4 skips inodes freed in the last minutes when it allocates one "
-                out += "(`recently_deleted()` in `fs/ext4/ialloc.c`; a profile of file creation here spends most of its "
-                out += "time there), so after mass deletions (this section removes each run's folder after the run, and "
-                out += "other work on the machine deletes files too) creating a file can cost a millisecond. Journalled "
-                out += "ext4 does not do this; read the file-write figures below as a worst case.\n\n"
+                out += "Without a journal, ext4 skips recently freed inodes when it allocates one (`recently_deleted()` "
+                out += "in `fs/ext4/ialloc.c`), so after mass deletions (this section removes each run's folder after the "
+                out += "run, and other work on a shared machine deletes files too) creating a file can cost up to a "
+                out += "millisecond. Journalled ext4 does not do this: read the file-write figures below as a worst case "
+                out += "for file creation.\n\n"
             }
             if let probe = run.fileCreationProbe {
                 out += "Creating an empty file here took \(fixed(probe.atStart / 1000, 1)) µs at the start of this section "
@@ -117,13 +159,6 @@ extension BenchReport {
             if let link = svgLinks["disk" + suffix] { out += "![Disk chart](\(link))\n\n" }
             for table in phaseTables(run.phases) { out += table.markdown(headingLevel: 4) + "\n" }
             if let table = crossoverTable(run) {
-                let summary = CrossoverSummary(phases: run.crossover)
-                if let threshold = summary.recommendedThreshold {
-                    out += "**Recommended default inline threshold (from this run): \(byteSizeText(threshold)) "
-                    out += "(\(threshold.formatted()) bytes)**, the size where one write plus one read costs the same "
-                    out += "inline and in a file (\(summary.combined?.text ?? "-")), rounded to a power of two. "
-                    out += "Write crossover \(summary.write?.text ?? "-"), read crossover \(summary.read?.text ?? "-").\n\n"
-                }
                 if let link = svgLinks["disk-crossover" + suffix] { out += "![Crossover chart](\(link))\n\n" }
                 out += table.markdown(headingLevel: 4) + "\n"
             }

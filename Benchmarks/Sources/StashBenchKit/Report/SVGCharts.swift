@@ -18,7 +18,9 @@ enum SVG {
     /// Horizontal bars, grouped; each group scaled to `scale(group)`.
     static func horizontalBars(title: String, subtitle: String, groups: [Group], legend: [String],
                                scale: (Group) -> Double) -> String {
-        let width = 940.0, labelWidth = 150.0, barArea = width - labelWidth - 260
+        // Wide enough for the longest label at about 6.5 px per character of the 12 px font.
+        let longest = groups.flatMap { $0.bars.map(\.label.count) }.max() ?? 0
+        let width = 940.0, labelWidth = max(150.0, Double(longest) * 6.5 + 12), barArea = width - labelWidth - 260
         let barHeight = 16.0, barGap = 3.0, groupGap = 18.0, top = 64.0
         var y = top
         var body = ""
@@ -156,7 +158,7 @@ extension BenchReport {
         let xs = summary.rows.map { Double($0.size) }
         let labels = summary.rows.map { byteSizeText($0.size) }
         let times = summary.rows.flatMap { [$0.inlineWrite, $0.fileWrite, $0.inlineRead, $0.fileRead] }.map { $0 / 1000 }
-        let ratios = summary.rows.flatMap { [$0.writeRatio, $0.readRatio, $0.combinedRatio] }
+        let ratios = summary.rows.flatMap { [$0.writeRatio, $0.readRatio, $0.combinedRatio, $0.readHeavyRatio] }
         var ratioTicks: [Double] = []
         var tick = pow(2, floor(log2(min(ratios.min() ?? 1, 1))))
         while tick < max(ratios.max() ?? 1, 1) * 2 {
@@ -178,7 +180,8 @@ extension BenchReport {
             series: [
                 SVG.Series(label: "write", color: SVG.palette[2], values: summary.rows.map(\.writeRatio)),
                 SVG.Series(label: "read", color: SVG.palette[3], values: summary.rows.map(\.readRatio)),
-                SVG.Series(label: "combined", color: SVG.palette[5], values: summary.rows.map(\.combinedRatio), dashed: true),
+                SVG.Series(label: "1 write + 1 read", color: SVG.palette[5], values: summary.rows.map(\.combinedRatio), dashed: true),
+                SVG.Series(label: "1 write + 4 reads", color: SVG.palette[6], values: summary.rows.map(\.readHeavyRatio), dashed: true),
             ],
             ticks: ratioTicks,
             tickText: { $0 >= 1 ? fixed($0, 0) + "x" : fixed($0, $0 >= 0.25 ? 2 : 3) + "x" },
@@ -186,12 +189,12 @@ extension BenchReport {
         var markers: [(x: Double, label: String, color: String)] = [
             (Double(DiskStorageKind.defaultInlineThreshold), "current default \(byteSizeText(DiskStorageKind.defaultInlineThreshold))", "#7f7f7f"),
         ]
-        if let threshold = summary.recommendedThreshold {
-            markers.append((Double(threshold), "recommended \(byteSizeText(threshold))", "#d62728"))
+        if let recommendation = recommendedInlineThreshold {
+            markers.append((Double(recommendation.bytes), "recommended \(byteSizeText(recommendation.bytes))", "#d62728"))
         }
         return SVG.lineCharts(
             title: "DiskCache inline (.sqlite) vs file (.file) storage by value size (\(run.fileSystem))",
-            subtitle: "Median of \(settings.runs) interleaved runs; crossover: write \(summary.write?.text ?? "-"), read \(summary.read?.text ?? "-"), combined \(summary.combined?.text ?? "-").",
+            subtitle: "Median of \(settings.runs) interleaved runs. Files cheaper from: \(summary.text).",
             xs: xs, xLabels: labels, panels: [timePanel, ratioPanel], markers: markers)
     }
 

@@ -190,6 +190,9 @@ extension BenchReport {
         if let table = footprintTable() { out += table.text() + "\n" }
         if let table = targetsTable() { out += table.text() + "\n" }
         if let table = hitRatioTable() { out += table.text() + "\n" }
+        if let recommendation = recommendedInlineThreshold {
+            out += recommendationLine(recommendation) + "\n\n"
+        }
         for run in disk {
             out += "Disk (in \(run.directory), \(run.mount ?? run.fileSystem))\n"
             if let probe = run.fileCreationProbe {
@@ -199,6 +202,14 @@ extension BenchReport {
             for table in diskTables(run) { out += table.text() + "\n" }
         }
         return out
+    }
+
+    /// The recommended default inline threshold in one sentence.
+    public func recommendationLine(_ recommendation: ThresholdRecommendation) -> String {
+        "Recommended default inline threshold: \(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes; "
+            + "current default \(byteSizeText(DiskStorageKind.defaultInlineThreshold))): the size where one write plus four reads "
+            + "cost the same inline and in a file (\(recommendation.summary.readHeavy?.text ?? "-")), rounded to a power of two, "
+            + "on \(recommendation.run.fileSystem), where writing a small value to a file is cheapest"
     }
 
     /// Every table of one disk run: the workloads, the crossover, open times, targets.
@@ -218,22 +229,19 @@ extension BenchReport {
         let summary = CrossoverSummary(phases: run.crossover)
         guard !summary.rows.isEmpty else { return nil }
         let runCount = run.crossover.first?.contenders.first?.runs.count ?? 0
-        var notes = [
-            "µs per value, median of \(runCount) interleaved runs; 'file/inline' below 1.00x: files are cheaper. Combined: one write plus one read per value, weighted equally.",
-            "crossover (files cheaper from): write \(summary.write?.text ?? "-"), read \(summary.read?.text ?? "-"), combined \(summary.combined?.text ?? "-")",
+        let notes = [
+            "µs per value, median of \(runCount) interleaved runs; 'file/inline' below 1.00x: files are cheaper. 1w+1r: one write and one read per value; 1w+4r: one write and four reads (80% reads).",
+            "crossover (files cheaper from): \(summary.text)",
         ]
-        if let threshold = summary.recommendedThreshold {
-            notes.append("recommended default inline threshold: \(byteSizeText(threshold)) (\(threshold.formatted()) bytes; the combined crossover rounded to a power of two; the library's current default is \(byteSizeText(DiskStorageKind.defaultInlineThreshold)))")
-        }
         return Table(
             title: "Inline-threshold crossover: DiskCache .sqlite (inline) vs .file, per value size",
-            headers: ["value size", "values", "inline write", "file write", "file/inline", "inline read", "file read",
-                      "file/inline", "combined file/inline"],
+            headers: ["value size", "values", "inline write µs", "file write µs", "file/inline", "inline read µs",
+                      "file read µs", "file/inline", "1w+1r file/inline", "1w+4r file/inline"],
             rows: summary.rows.map { row in
                 [byteSizeText(row.size), row.values.formatted(),
                  fixed(row.inlineWrite / 1000, 1), fixed(row.fileWrite / 1000, 1), ratioText(row.writeRatio),
                  fixed(row.inlineRead / 1000, 1), fixed(row.fileRead / 1000, 1), ratioText(row.readRatio),
-                 ratioText(row.combinedRatio)]
+                 ratioText(row.combinedRatio), ratioText(row.readHeavyRatio)]
             },
             notes: notes)
     }
@@ -248,15 +256,16 @@ extension BenchReport {
         let runCount = run.open.first?.initRuns.count ?? 0
         return Table(
             title: "Open time of a store holding many entries (values of \(run.open.first.map { byteSizeText($0.valueSize) } ?? "?"))",
-            headers: ["entries", "contender", "init", "first read", "init + first read", "background check",
-                      "first read after check"],
-            alignments: [.right, .left, .right, .right, .right, .right, .right],
+            headers: ["entries", "contender", "init", "first read", "first read, slowest run", "init + first read",
+                      "background check", "first read after check"],
+            alignments: [.right, .left, .right, .right, .right, .right, .right, .right],
             rows: run.open.map { result in
                 [result.entries.formatted(), result.contender, time(result.medianInit), time(result.medianFirstRead),
+                 time(result.firstReadRuns.max().map { Double($0) }),
                  time(result.medianTimeToFirstRead), time(result.medianCheck), time(result.medianFirstReadAfterCheck)]
             },
             notes: [
-                "median of \(runCount) interleaved runs. init: until DiskCache(directory:) returns (for raw SQLite: open, WAL, schema, two prepared statements). first read: issued as soon as init returns; DiskCache's background consistency check holds the cache's lock while it runs, so this read can wait for it.",
+                "median of \(runCount) interleaved runs. init: until DiskCache(directory:) returns (for raw SQLite: open, WAL, schema, two prepared statements). first read: issued as soon as init returns; DiskCache's background consistency check holds the cache's lock while it runs, so this read waits for it whenever the check takes the lock first (the slowest run shows it).",
                 "background check: from init's return until the check DiskCache starts after opening has finished (a second open). first read after check: a read once it has finished. Warm page cache.",
             ])
     }
