@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+        // The DiskCache contenders log to a handler of their own (LogEvent: 1.16.2).
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
     ],
     targets: [
         // The side-by-side comparison runner.
@@ -32,6 +34,7 @@ let package = Package(
                 "CSQLiteBench",
                 .product(name: "Stash", package: "Stash"),
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // glibc's mallinfo2, which Swift's Glibc module does not export.

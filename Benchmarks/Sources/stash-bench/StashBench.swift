@@ -6,7 +6,7 @@ import StashBenchKit
 struct StashBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stash-bench",
-        abstract: "Side-by-side benchmarks of Stash's caches against Foundation's NSCache and a locked Dictionary, and hit-ratio trace replay.",
+        abstract: "Side-by-side benchmarks of Stash's caches: MemoryCache against NSCache and a locked Dictionary, hit-ratio trace replay, DiskCache against file and SQLite baselines.",
         discussion: """
         Every figure is the median of at least 5 runs taken in this process, the contenders \
         interleaved (A, B, C, A, B, C, ...). Ratios compare medians from the same run.
@@ -20,14 +20,16 @@ struct StashBench: ParsableCommand {
     @Flag(help: "Fewer keys, operations and runs, for CI and quick looks.")
     var quick = false
 
-    @Option(help: "Which section to run: memory, hitratio, disk (baselines) or all.")
+    @Option(help: "Which section to run: memory, hitratio, disk (DiskCache and baselines) or all.")
     var section: Section = .all
 
     @Option(help: "The folder of hit-ratio traces and their README (read in place, never copied).")
     var traces: String = "../shared/traces"
 
-    @Option(help: "Where the disk section writes (a fresh folder per run, removed after). Default: the temporary directory.")
-    var diskDir: String?
+    @Option(help: ArgumentHelp(
+        "Where the disk section writes (a fresh folder per run, removed after). Default: the temporary directory.",
+        discussion: "Repeat it to run the disk section once per folder, e.g. on tmpfs and on a disk's file system."))
+    var diskDir: [String] = []
 
     @Option(help: "Write every figure (all runs, medians, machine) to this JSON file.")
     var json: String?
@@ -68,8 +70,9 @@ struct StashBench: ParsableCommand {
             return
         }
         let sections: [Section] = section == .all ? [.memory, .hitratio, .disk] : [section]
-        let settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
+        var settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
                                      traces: sections.contains(.hitratio) ? traces : nil)
+        if sections.contains(.disk) { settings.diskDirectories = diskDir }
         let formatter = ISO8601DateFormatter()
         var report = BenchReport(startedAt: formatter.string(from: Date()), machine: .current(), settings: settings)
         #if DEBUG
@@ -113,15 +116,33 @@ struct StashBench: ParsableCommand {
             report.hitRatio = try runHitRatio(tracesDirectory: traces, policies: PolicyName.allCases, progress: progress)
         }
         if sections.contains(.disk) {
-            let base = diskDir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("stash-bench-\(getpid())")
-            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-            report.diskDirectory = base
-            report.diskFileSystem = fileSystemName(of: base)
-            defer { if diskDir == nil { try? FileManager.default.removeItem(atPath: base) } }
-            report.disk = try measureDisk(
-                DiskWorkload(count: settings.diskValues, valueSize: settings.diskValueSize, seed: settings.seed &+ 3),
-                name: "disk", contenders: DiskContender.baselines, baseDirectory: base,
-                runs: settings.runs, warmup: settings.warmupRounds, progress: progress)
+            let folders: [String?] = diskDir.isEmpty ? [nil] : diskDir
+            for folder in folders {
+                let base = folder ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("stash-bench-\(getpid())")
+                try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+                defer { if folder == nil { try? FileManager.default.removeItem(atPath: base) } }
+                var run = DiskRun(directory: base, fileSystem: fileSystemName(of: base))
+                run.mount = mountDescription(of: base)
+                progress?("disk: probing file creation in \(base)")
+                let probeAtStart = try probeFileCreation(baseDirectory: base)
+                let rounds = (runs: settings.runs, warmup: settings.warmupRounds)
+                for (count, size, offset) in [(settings.diskSmallValues, settings.diskSmallValueSize, UInt64(3)),
+                                              (settings.diskLargeValues, settings.diskLargeValueSize, UInt64(4))] {
+                    let workload = DiskWorkload(name: "disk, \(count.formatted()) × \(byteSizeText(size))", count: count,
+                                                valueSize: size, seed: settings.seed &+ offset)
+                    run.phases += try measureDisk(workload, contenders: DiskContender.all, baseDirectory: base,
+                                                  runs: rounds.runs, warmup: rounds.warmup, progress: progress)
+                }
+                run.crossover = try measureCrossover(settings.diskCrossover, baseDirectory: base, runs: rounds.runs,
+                                                     warmup: rounds.warmup, seed: settings.seed &+ 5, progress: progress)
+                run.open = try measureOpen(settings.diskOpen, baseDirectory: base, runs: rounds.runs, warmup: rounds.warmup,
+                                           seed: settings.seed &+ 6, progress: progress)
+                run.targets = checkDiskTargets(phases: run.phases, settings: settings)
+                run.fileCreationProbe = FileCreationProbe(atStart: probeAtStart,
+                                                          atEnd: try probeFileCreation(baseDirectory: base))
+                report.disk.append(run)
+            }
+            report.notes += BenchLog.drain()
         }
         progress?("")
         report.machine.loadAverageAtEnd = MachineInfo.loadAverage()
@@ -129,7 +150,7 @@ struct StashBench: ParsableCommand {
         print(report.text(), terminator: "")
         try writeOutputs(report, json: json)
 
-        let failed = report.targets.contains { !$0.passed }
+        let failed = (report.targets + report.disk.flatMap(\.targets)).contains { !$0.passed }
             || report.hitRatio.contains { $0.stashLRUMatchesReadme != true || !$0.optMatchesReadme }
         if strict && failed {
             throw ExitCode(2)
@@ -146,7 +167,13 @@ struct StashBench: ParsableCommand {
         var svgLinks: [String: String] = [:]
         if let svg {
             try FileManager.default.createDirectory(atPath: svg, withIntermediateDirectories: true)
-            for (name, content) in [("memory", report.memorySVG()), ("hitratio", report.hitRatioSVG()), ("disk", report.diskSVG())] {
+            var charts = [("memory", report.memorySVG()), ("hitratio", report.hitRatioSVG())]
+            for (index, run) in report.disk.enumerated() {
+                let suffix = index == 0 ? "" : "-\(index + 1)-\(run.fileSystem)"
+                charts.append(("disk" + suffix, report.diskSVG(run)))
+                charts.append(("disk-crossover" + suffix, report.crossoverSVG(run)))
+            }
+            for (name, content) in charts {
                 guard let content else { continue }
                 let path = (svg as NSString).appendingPathComponent("\(name).svg")
                 try write(Data(content.utf8), to: path)

@@ -111,3 +111,50 @@ struct WorkloadTests {
         #expect(median([4, 1, 3, 2]) == 2.5)
     }
 }
+
+@Suite("Disk section")
+struct DiskSectionTests {
+    @Test("Crossover: interpolated at the last fall below 1, or out of range")
+    func crossover() {
+        let sizes = [1024, 2048, 4096, 8192]
+        // 2 at 2 KiB, 0.5 at 4 KiB: log ratio halfway, so halfway in log size: 2^11.5 bytes.
+        guard case .at(let bytes, let crossings)? = Crossover.find(sizes: sizes, ratios: [3, 2, 0.5, 0.4]) else {
+            Issue.record("expected a crossover")
+            return
+        }
+        #expect(abs(bytes - 2048 * 2.0.squareRoot()) < 1e-6)
+        #expect(crossings == 1)
+        #expect(Crossover.find(sizes: sizes, ratios: [0.9, 0.8, 0.5, 0.4]) == .below(1024))
+        #expect(Crossover.find(sizes: sizes, ratios: [3, 0.8, 1.5, 1.2]) == .above(8192))
+        // Two crossings: the last one counts.
+        guard case .at(let last, 2)? = Crossover.find(sizes: sizes, ratios: [2, 0.9, 1.1, 0.5]) else {
+            Issue.record("expected the last of two crossings")
+            return
+        }
+        #expect(last > 4096 && last < 8192)
+    }
+
+    @Test("Sizes print as the tables show them")
+    func sizes() {
+        #expect(byteSizeText(100) == "100 B")
+        #expect(byteSizeText(16 * 1024) == "16 KiB")
+        #expect(byteSizeText(100 * 1024) == "100 KiB")
+        #expect(byteSizeText(1 << 20) == "1 MiB")
+    }
+
+    @Test("Every disk contender stores, finds and misses, DiskCache included")
+    func contenders() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("stash-bench-disk-tests-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let workload = DiskWorkload(name: "test", count: 20, valueSize: 3_000, seed: 9)
+        let results = try measureDisk(workload, contenders: DiskContender.all, baseDirectory: base, runs: 1, warmup: 0,
+                                      progress: nil)
+        #expect(results.map(\.phase) == ["write", "read-hit", "read-miss"])
+        for phase in results {
+            #expect(phase.contenders.count == DiskContender.all.count)
+            let expected = phase.phase == "read-hit" ? 100.0 : 0.0
+            if phase.phase != "write" { #expect(phase.contenders.allSatisfy { $0.medianHitPercent == expected }) }
+        }
+        #expect(BenchLog.drain().isEmpty)
+    }
+}

@@ -6,20 +6,28 @@ import Glibc
 import Darwin
 #endif
 
+/// A value to write, in both forms a store may take: the `Data` that a caller
+/// of a Data-based API holds, and its bytes. Built before any timing.
+public struct DiskValue {
+    public let data: Data
+    public let bytes: UnsafeRawBufferPointer
+}
+
 /// What a disk workload drives: a store of byte values under String keys in a
 /// directory of its own. Keys are addressed by index into a table given at
 /// creation, from which each store derives what it needs (paths, C strings)
-/// before any timing. Reads go into a caller's buffer, so a read allocates
-/// nothing the store does not itself allocate.
+/// before any timing; creation is never timed. Reads go into a caller's buffer
+/// where the store's API allows it (the baselines), so such a read allocates
+/// nothing the store does not itself allocate; `DiskCache` returns a `Data`.
 ///
-/// The disk section measures baselines that do not depend on Stash's DiskCache:
-/// a DiskCache contender is one more conformer.
+/// Conformers: the baselines here, and `DiskCacheStore` (Stash's DiskCache, once
+/// per storage kind).
 public protocol DiskStoreUnderTest: AnyObject {
     static var displayName: String { get }
     static var shortName: String { get }
     static var isFloor: Bool { get }
     init(directory: String, keys: [String]) throws
-    func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws
+    func write(_ index: Int, _ value: DiskValue) throws
     /// The number of bytes read into `buffer`, or nil when the key is absent.
     func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
     func close()
@@ -82,7 +90,8 @@ public final class RawFileStore: DiskStoreUnderTest {
         paths = keys.map { Array((directory as NSString).appendingPathComponent($0).utf8CString) }
     }
 
-    public func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+    public func write(_ index: Int, _ value: DiskValue) throws {
+        let bytes = value.bytes
         let fd = open(paths[index], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 { throw posixError("open", describe(paths[index])) }
         defer { closeDescriptor(fd) }
@@ -132,7 +141,8 @@ public final class FilePerKeyStore: DiskStoreUnderTest {
         self.temporaryPaths = temporaryPaths
     }
 
-    public func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+    public func write(_ index: Int, _ value: DiskValue) throws {
+        let bytes = value.bytes
         let temporary = temporaryPaths[index]
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 { throw posixError("open", describe(temporary)) }
@@ -177,9 +187,15 @@ public final class SQLiteStore: DiskStoreUnderTest {
     private let keys: [[UInt8]]
     private let path: String
 
-    public init(directory: String, keys: [String]) throws {
+    public convenience init(directory: String, keys: [String]) throws {
+        try self.init(directory: directory, keyBytes: keys.map { Array($0.utf8) })
+    }
+
+    /// Opens (or creates) the store with keys already converted to UTF-8, so that
+    /// timing an open does not time the conversion.
+    public init(directory: String, keyBytes: [[UInt8]]) throws {
         path = (directory as NSString).appendingPathComponent("store.sqlite")
-        self.keys = keys.map { Array($0.utf8) }
+        self.keys = keyBytes
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             throw BenchError("sqlite3_open_v2(\(path)): \(String(cString: sqlite3_errmsg(db)))")
         }
@@ -189,6 +205,11 @@ public final class SQLiteStore: DiskStoreUnderTest {
         insert = try prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)")
         select = try prepare("SELECT value FROM kv WHERE key = ?1")
     }
+
+    /// Starts a transaction: writes until `commit()` share it (for filling a store
+    /// before a measurement; the workloads write one transaction per value).
+    public func begin() throws { try execute("BEGIN IMMEDIATE") }
+    public func commit() throws { try execute("COMMIT") }
 
     private func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
@@ -207,7 +228,8 @@ public final class SQLiteStore: DiskStoreUnderTest {
         return statement
     }
 
-    public func write(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+    public func write(_ index: Int, _ value: DiskValue) throws {
+        let bytes = value.bytes
         let result: Int32 = keys[index].withUnsafeBufferPointer { key in
             sqlite3_bind_text(insert, 1, UnsafeRawPointer(key.baseAddress!).assumingMemoryBound(to: CChar.self),
                               Int32(key.count), nil)

@@ -23,6 +23,8 @@ public struct PhaseResult: Sendable, Codable {
     public var phase: String
     public var summary: String
     public var contenders: [ContenderSamples]
+    /// The size of each value, for disk workloads.
+    public var valueSize: Int? = nil
 
     public func samples(named name: String) -> ContenderSamples? {
         contenders.first { $0.contender == name }

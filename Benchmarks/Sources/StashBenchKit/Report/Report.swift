@@ -10,10 +10,8 @@ public struct BenchReport: Sendable, Codable {
     public var footprint: [FootprintResult] = []
     public var targets: [TargetCheck] = []
     public var hitRatio: [HitRatioRow] = []
-    public var disk: [PhaseResult] = []
-    /// Where the disk section ran, and on which file system.
-    public var diskDirectory: String?
-    public var diskFileSystem: String?
+    /// The disk section, once per folder it ran in (`--disk-dir` may be repeated).
+    public var disk: [DiskRun] = []
     public var notes: [String] = []
 
     public init(startedAt: String, machine: MachineInfo, settings: Settings) {
@@ -39,8 +37,15 @@ public struct Settings: Sendable, Codable {
     public var footprintEntries: Int
     public var footprintRuns: Int
     public var tracesDirectory: String?
-    public var diskValues: Int
-    public var diskValueSize: Int
+    /// The disk workloads: YYCache's small values, and large ones.
+    public var diskSmallValues: Int
+    public var diskSmallValueSize: Int
+    public var diskLargeValues: Int
+    public var diskLargeValueSize: Int
+    public var diskCrossover: CrossoverPlan
+    public var diskOpen: OpenPlan
+    /// The folders given with `--disk-dir` (none: the temporary directory).
+    public var diskDirectories: [String] = []
 
     public static func make(quick: Bool, runs: Int?, seed: UInt64, sections: [String], traces: String?) -> Settings {
         Settings(
@@ -55,8 +60,12 @@ public struct Settings: Sendable, Codable {
             footprintEntries: 1_000_000,
             footprintRuns: quick ? 1 : 3,
             tracesDirectory: traces,
-            diskValues: quick ? 1_000 : 5_000,
-            diskValueSize: 4_096)
+            diskSmallValues: quick ? 500 : 1_000,
+            diskSmallValueSize: 100,
+            diskLargeValues: quick ? 100 : 1_000,
+            diskLargeValueSize: 100 * 1024,
+            diskCrossover: .make(quick: quick),
+            diskOpen: .make(quick: quick))
     }
 }
 
@@ -151,8 +160,65 @@ public struct TargetCheck: Sendable, Codable {
     public var limit: Double
     /// "<=" or ">=".
     public var comparison: String
+    /// "x" (a ratio), "B" (bytes) or "ns" (a time, shown in µs).
     public var unit: String
     public var passed: Bool
+    /// The section the target belongs to: nil for memory, "disk".
+    public var section: String? = nil
+}
+
+/// One run of the disk section, in one folder.
+public struct DiskRun: Sendable, Codable {
+    public var directory: String
+    public var fileSystem: String
+    /// The workloads of small and large values, every contender.
+    public var phases: [PhaseResult] = []
+    /// The inline-threshold crossover: one workload per value size.
+    public var crossover: [PhaseResult] = []
+    public var open: [DiskOpenResult] = []
+    public var targets: [TargetCheck] = []
+    /// What creating one empty file cost on this file system, at the start and at
+    /// the end of the section: every file-based contender pays it per write.
+    public var fileCreationProbe: FileCreationProbe?
+    /// The mount: source, type, options, journal (Linux).
+    public var mount: String?
+
+    public init(directory: String, fileSystem: String) {
+        self.directory = directory
+        self.fileSystem = fileSystem
+    }
+}
+
+/// Checks the DiskCache issue's targets on one disk run: DiskCache with its
+/// default storage kind against the baselines measured in the same rounds.
+public func checkDiskTargets(phases: [PhaseResult], settings: Settings) -> [TargetCheck] {
+    let cache = DiskCacheStore<DefaultKind>.displayName
+    let files = FilePerKeyStore.displayName
+    let sqlite = SQLiteStore.displayName
+    var checks: [TargetCheck] = []
+    func phase(size: Int, _ name: String) -> PhaseResult? {
+        phases.first { $0.valueSize == size && $0.phase == name }
+    }
+    func add(_ target: String, _ value: Double?, _ comparison: String, _ limit: Double, unit: String = "x") {
+        guard let value else { return }
+        let passed = comparison == ">=" ? value >= limit : comparison == "<" ? value < limit : value <= limit
+        checks.append(TargetCheck(target: target, contender: cache, value: value, limit: limit, comparison: comparison,
+                                  unit: unit, passed: passed, section: "disk"))
+    }
+    let small = "\(settings.diskSmallValues.formatted()) × \(byteSizeText(settings.diskSmallValueSize))"
+    let large = "\(settings.diskLargeValues.formatted()) × \(byteSizeText(settings.diskLargeValueSize))"
+    let smallWrite = phase(size: settings.diskSmallValueSize, "write")
+    let smallRead = phase(size: settings.diskSmallValueSize, "read-hit")
+    add("\(small), write: speed-up over file per key", smallWrite?.timeRatio(files, cache), ">=", 10)
+    add("\(small), read: speed-up over file per key", smallRead?.timeRatio(files, cache), ">=", 3)
+    add("\(small), read: time vs raw SQLite SELECT", smallRead?.timeRatio(cache, sqlite), "<=", 1.5)
+    add("\(large), write: time vs file per key", phase(size: settings.diskLargeValueSize, "write")?.timeRatio(cache, files), "<=", 1.2)
+    add("\(large), read: time vs file per key", phase(size: settings.diskLargeValueSize, "read-hit")?.timeRatio(cache, files), "<=", 1.2)
+    for (label, size) in [(small, settings.diskSmallValueSize), (large, settings.diskLargeValueSize)] {
+        let miss = phase(size: size, "read-miss")?.samples(named: cache)?.medianNanosecondsPerOperation
+        add("\(label), a miss: time per miss", miss, "<", 5_000, unit: "ns")
+    }
+    return checks
 }
 
 /// Checks the targets against the memory section's medians.

@@ -1,4 +1,5 @@
 import Foundation
+import Stash
 
 /// A table rendered both for the terminal and as Markdown.
 public struct Table: Sendable {
@@ -114,15 +115,26 @@ extension BenchReport {
     }
 
     public func targetsTable() -> Table? {
+        Self.targetsTable(targets, title: "Targets (ratios of medians from this run)")
+    }
+
+    /// A table of targets, each with PASS or FAIL.
+    public static func targetsTable(_ targets: [TargetCheck], title: String) -> Table? {
         guard !targets.isEmpty else { return nil }
+        func text(_ value: Double, _ unit: String, limit: Bool) -> String {
+            switch unit {
+            case "B": return fixed(value, limit ? 0 : 1) + " B"
+            case "ns": return fixed(value / 1000, 2) + " µs"
+            default: return ratioText(value)
+            }
+        }
         return Table(
-            title: "Targets (ratios of medians from this run)",
+            title: title,
             headers: ["target", "contender", "measured", "limit", "result"],
             alignments: [.left, .left, .right, .right, .left],
             rows: targets.map { check in
-                let value = check.unit == "B" ? fixed(check.value, 1) + " B" : ratioText(check.value)
-                let limit = check.comparison + " " + (check.unit == "B" ? fixed(check.limit, 0) + " B" : ratioText(check.limit))
-                return [check.target, check.contender, value, limit, check.passed ? "PASS" : "FAIL"]
+                [check.target, check.contender, text(check.value, check.unit, limit: false),
+                 check.comparison + " " + text(check.limit, check.unit, limit: true), check.passed ? "PASS" : "FAIL"]
             })
     }
 
@@ -178,10 +190,83 @@ extension BenchReport {
         if let table = footprintTable() { out += table.text() + "\n" }
         if let table = targetsTable() { out += table.text() + "\n" }
         if let table = hitRatioTable() { out += table.text() + "\n" }
-        if !disk.isEmpty {
-            out += "Disk baselines (in \(diskDirectory ?? "?"), \(diskFileSystem ?? "unknown file system"))\n\n"
-            for table in phaseTables(disk) { out += table.text() + "\n" }
+        if let recommendation = recommendedInlineThreshold {
+            out += recommendationLine(recommendation) + "\n\n"
+        }
+        for run in disk {
+            out += "Disk (in \(run.directory), \(run.mount ?? run.fileSystem))\n"
+            if let probe = run.fileCreationProbe {
+                out += "creating an empty file: \(fixed(probe.atStart / 1000, 1)) µs at the start, \(fixed(probe.atEnd / 1000, 1)) µs at the end\n"
+            }
+            out += "\n"
+            for table in diskTables(run) { out += table.text() + "\n" }
         }
         return out
+    }
+
+    /// The recommended default inline threshold in one sentence.
+    public func recommendationLine(_ recommendation: ThresholdRecommendation) -> String {
+        "Recommended default inline threshold: \(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes; "
+            + "current default \(byteSizeText(DiskStorageKind.defaultInlineThreshold))): the size where one write plus four reads "
+            + "cost the same inline and in a file (\(recommendation.summary.readHeavy?.text ?? "-")), rounded to a power of two, "
+            + "on \(recommendation.run.fileSystem), where writing a small value to a file is cheapest"
+    }
+
+    /// Every table of one disk run: the workloads, the crossover, open times, targets.
+    public func diskTables(_ run: DiskRun) -> [Table] {
+        var tables = phaseTables(run.phases)
+        if let table = crossoverTable(run) { tables.append(table) }
+        if let table = openTable(run) { tables.append(table) }
+        if let table = Self.targetsTable(run.targets, title: "DiskCache targets on \(run.fileSystem) (ratios of medians from this run)") {
+            tables.append(table)
+        }
+        return tables
+    }
+
+    /// Time per value of DiskCache with every value inline and with every value
+    /// in a file, per size, and where files become cheaper.
+    public func crossoverTable(_ run: DiskRun) -> Table? {
+        let summary = CrossoverSummary(phases: run.crossover)
+        guard !summary.rows.isEmpty else { return nil }
+        let runCount = run.crossover.first?.contenders.first?.runs.count ?? 0
+        let notes = [
+            "µs per value, median of \(runCount) interleaved runs; 'file/inline' below 1.00x: files are cheaper. 1w+1r: one write and one read per value; 1w+4r: one write and four reads (80% reads).",
+            "crossover (files cheaper from): \(summary.text)",
+        ]
+        return Table(
+            title: "Inline-threshold crossover: DiskCache .sqlite (inline) vs .file, per value size",
+            headers: ["value size", "values", "inline write µs", "file write µs", "file/inline", "inline read µs",
+                      "file read µs", "file/inline", "1w+1r file/inline", "1w+4r file/inline"],
+            rows: summary.rows.map { row in
+                [byteSizeText(row.size), row.values.formatted(),
+                 fixed(row.inlineWrite / 1000, 1), fixed(row.fileWrite / 1000, 1), ratioText(row.writeRatio),
+                 fixed(row.inlineRead / 1000, 1), fixed(row.fileRead / 1000, 1), ratioText(row.readRatio),
+                 ratioText(row.combinedRatio), ratioText(row.readHeavyRatio)]
+            },
+            notes: notes)
+    }
+
+    /// Open times of stores that already hold many entries.
+    public func openTable(_ run: DiskRun) -> Table? {
+        guard !run.open.isEmpty else { return nil }
+        func time(_ nanoseconds: Double?) -> String {
+            guard let nanoseconds else { return "-" }
+            return nanoseconds >= 1e6 ? fixed(nanoseconds / 1e6, 2) + " ms" : fixed(nanoseconds / 1e3, 1) + " µs"
+        }
+        let runCount = run.open.first?.initRuns.count ?? 0
+        return Table(
+            title: "Open time of a store holding many entries (values of \(run.open.first.map { byteSizeText($0.valueSize) } ?? "?"))",
+            headers: ["entries", "contender", "init", "first read", "first read, slowest run", "init + first read",
+                      "background check", "first read after check"],
+            alignments: [.right, .left, .right, .right, .right, .right, .right, .right],
+            rows: run.open.map { result in
+                [result.entries.formatted(), result.contender, time(result.medianInit), time(result.medianFirstRead),
+                 time(result.firstReadRuns.max().map { Double($0) }),
+                 time(result.medianTimeToFirstRead), time(result.medianCheck), time(result.medianFirstReadAfterCheck)]
+            },
+            notes: [
+                "median of \(runCount) interleaved runs. init: until DiskCache(directory:) returns (for raw SQLite: open, WAL, schema, two prepared statements). first read: issued as soon as init returns; DiskCache's background consistency check holds the cache's lock while it runs, so this read waits for it whenever the check takes the lock first (the slowest run shows it).",
+                "background check: from init's return until the check DiskCache starts after opening has finished (a second open). first read after check: a read once it has finished. Warm page cache.",
+            ])
     }
 }
