@@ -89,7 +89,7 @@ struct Demo: ParsableCommand {
         print(" set note (11 bytes): small values live inline in manifest.sqlite")
         clock.advance(by: .seconds(1))
         try cache.setValue(String(repeating: "x", count: 40_000), forKey: "photo")
-        print(" set photo (40,000 bytes): above the 16 KiB inline threshold, so it gets a file")
+        print(" set photo (40,000 bytes): above the 32 KiB inline threshold, so it gets a file")
         let stats = try cache.stats()
         print("   entries \(stats.count): \(stats.inlineCount) inline, \(stats.fileCount) in files under data/ (\(Self.fileCount(in: "\(directory)/data")) there)")
 

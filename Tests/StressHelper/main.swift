@@ -197,7 +197,7 @@ func runCrash() -> Never {
         do {
             if roll < 80 {
                 // Small values stay inline; large ones are files of up to 320 KB.
-                let length = roll < 45 ? Int.random(in: 40...3_000, using: &rng) : Int.random(in: 16_384...327_680, using: &rng)
+                let length = roll < 45 ? Int.random(in: 40...3_000, using: &rng) : Int.random(in: 32_769...327_680, using: &rng)
                 let value = StressValue.make(key: name, seq: seq, length: length)
                 emit("B \(seq) S \(key) \(value.count)")
                 try cache.setValue(value, forKey: name)

@@ -78,6 +78,9 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// Trims by count and size, least recently used first. Called with the lock
     /// held, after each write, so that both limits hold when the write returns.
     func enforceSizeLimits(_ storage: KVStorage) throws(StashError) {
+        // Without limits there is nothing to check: skip reading the totals,
+        // about a tenth of a small write's cost.
+        guard countLimit != .max || sizeLimit != .max else { return }
         let totals = try storage.totals()
         if totals.count > countLimit {
             _ = try storage.trim(toCount: countLimit)
@@ -118,6 +121,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs the consistency check in the background, logging what it repaired.
+    ///
+    /// It holds the cache's lock while it runs: O(n), about 80 ms for 100,000
+    /// inline entries and up to a second for 100,000 files (docs/benchmarks.md),
+    /// so calls made in that window wait.
     func scheduleConsistencyCheck() {
         maintenanceQueue.async { [weak self] in
             guard let self else { return }

@@ -33,7 +33,7 @@ import Testing
 
         #expect(try fixture.stash("set", "$CACHE", "from-file", file).status == 0)
         #expect(try fixture.stash("set", "$CACHE", "from-stdin", "-", stdin: bytes).status == 0)
-        #expect(try fixture.dataFiles().count == 2, "values above 16 KiB get files of their own")
+        #expect(try fixture.dataFiles().count == 2, "values above 32 KiB get files of their own")
         #expect(try fixture.stash("get", "$CACHE", "from-file").stdout == bytes)
         #expect(try fixture.stash("get", "$CACHE", "from-stdin").stdout == bytes)
     }
@@ -202,13 +202,13 @@ import Testing
     @Test func statsPrintsAlignedLines() throws {
         let fixture = try CLIFixture()
         try fixture.seed(count: 2, size: 100)
-        try fixture.seed(count: 1, size: 20_000, keyPrefix: "big-")
+        try fixture.seed(count: 1, size: 40_000, keyPrefix: "big-")
         let result = try fixture.stash("stats", "$CACHE")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.output.split(separator: "\n").map(String.init)
         #expect(lines.count == 8)
         #expect(lines.contains("entries        3"))
-        #expect(lines.contains("total size     20.2 KB (20200 bytes)"))
+        #expect(lines.contains("total size     40.2 KB (40200 bytes)"))
         #expect(lines.contains("inline         2"))
         #expect(lines.contains("in files       1"))
         let valueColumns = Set(lines.map { line in line.firstRange(of: #/  \S/#)!.upperBound.utf16Offset(in: line) })
@@ -220,13 +220,13 @@ import Testing
         let fixture = try CLIFixture()
         let before = Date()
         try fixture.seed(count: 2, size: 100)
-        try fixture.seed(count: 1, size: 20_000, keyPrefix: "big-")
+        try fixture.seed(count: 1, size: 40_000, keyPrefix: "big-")
         let result = try fixture.stash("stats", "--json", "$CACHE")
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
         #expect(object["directory"] as? String == fixture.cache)
         #expect(object["count"] as? Int == 3)
-        #expect(object["totalSize"] as? Int == 20_200)
+        #expect(object["totalSize"] as? Int == 40_200)
         #expect(object["inlineCount"] as? Int == 2)
         #expect(object["fileCount"] as? Int == 1)
         #expect((object["manifestBytes"] as? Int ?? 0) > 0)
@@ -287,7 +287,7 @@ import Testing
     @Test func clearEmptiesTheCacheAndItsFiles() throws {
         let fixture = try CLIFixture()
         try fixture.seed(count: 3_000)
-        try fixture.seed(count: 5, size: 20_000, keyPrefix: "big-")
+        try fixture.seed(count: 5, size: 40_000, keyPrefix: "big-")
         #expect(try fixture.dataFiles().count == 5)
         let result = try fixture.stash("clear", "$CACHE")
         #expect(result.status == 0, "\(result.stderr)")
@@ -329,10 +329,10 @@ import Testing
 
     @Test func verifyRemovesAnEntryWhoseFileWasDeleted() throws {
         let fixture = try CLIFixture()
-        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: 20_000)).status == 0)
+        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: 40_000)).status == 0)
         #expect(try fixture.stash("set", "$CACHE", "small", stdin: Data("s".utf8)).status == 0)
         let files = try fixture.dataFiles()
-        try #require(files.count == 1, "a value above the 16 KiB inline threshold has a file")
+        try #require(files.count == 1, "a value above the 32 KiB inline threshold has a file")
         try FileManager.default.removeItem(atPath: "\(fixture.cache)/data/\(files[0])")
 
         let result = try fixture.stash("verify", "$CACHE")
@@ -347,7 +347,7 @@ import Testing
 
     @Test func verifyRemovesAnOldOrphanFileAndKeepsAYoungOne() throws {
         let fixture = try CLIFixture()
-        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: 20_000)).status == 0)
+        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: 40_000)).status == 0)
         let old = "\(fixture.cache)/data/0123456789abcdef0123456789abcdef"
         let young = "\(fixture.cache)/data/fedcba9876543210fedcba9876543210"
         #expect(FileManager.default.createFile(atPath: old, contents: Data("orphan".utf8)))
@@ -362,7 +362,7 @@ import Testing
         #expect(lines.last == "repaired: 1 orphan files removed")
         #expect(!FileManager.default.fileExists(atPath: old))
         #expect(FileManager.default.fileExists(atPath: young))
-        #expect(try fixture.stash("get", "$CACHE", "big").stdout == Data(repeating: 7, count: 20_000))
+        #expect(try fixture.stash("get", "$CACHE", "big").stdout == Data(repeating: 7, count: 40_000))
     }
 
     @Test func verifyReportsADamagedManifestSetAside() throws {
