@@ -37,12 +37,18 @@ let package = Package(
         // acknowledged operation, so the reliability tests can kill it at any point.
         .executableTarget(
             name: "stash-stress",
-            dependencies: ["Stash"],
+            dependencies: ["Stash", "StressSupport"],
             path: "Tests/StressHelper"
+        ),
+        // What the helper and the tests share: a seeded generator and the
+        // self-describing value format.
+        .target(
+            name: "StressSupport",
+            path: "Tests/StressSupport"
         ),
         .testTarget(
             name: "StashTests",
-            dependencies: ["Stash", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Stash", "StressSupport", .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -37,6 +37,7 @@ import Darwin
 #endif
 import Foundation
 import Stash
+import StressSupport
 
 // MARK: - Output
 
@@ -63,86 +64,6 @@ func fail(_ message: String) -> Never {
 }
 
 // MARK: - Values
-
-/// SplitMix64: the same sequence for the same seed everywhere.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// `"STV1"`, seq (UInt64 LE), key length (UInt32 LE), key bytes, payload length
-/// (UInt32 LE), payload (derived from seq), FNV-1a 64 of all of the above (LE).
-enum StressValue {
-    static let magic: [UInt8] = Array("STV1".utf8)
-
-    static func make(key: String, seq: UInt64, length: Int) -> Data {
-        let keyBytes = Array(key.utf8)
-        let overhead = 4 + 8 + 4 + keyBytes.count + 4 + 8
-        let payloadLength = max(0, length - overhead)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(overhead + payloadLength)
-        bytes += magic
-        append(seq, to: &bytes)
-        append(UInt32(keyBytes.count), to: &bytes)
-        bytes += keyBytes
-        append(UInt32(payloadLength), to: &bytes)
-        var rng = SplitMix(seed: seq &* 0x2545_F491_4F6C_DD1D)
-        var remaining = payloadLength
-        while remaining > 0 {
-            var word = rng.next()
-            for _ in 0..<min(8, remaining) {
-                bytes.append(UInt8(truncatingIfNeeded: word))
-                word >>= 8
-            }
-            remaining -= min(8, remaining)
-        }
-        append(checksum(bytes[...]), to: &bytes)
-        return Data(bytes)
-    }
-
-    /// The key bytes and sequence number, or `nil` if the bytes are not a whole,
-    /// undamaged value.
-    static func parse(_ data: Data) -> (key: [UInt8], seq: UInt64)? {
-        let bytes = [UInt8](data)
-        guard bytes.count >= 28, Array(bytes[0..<4]) == magic else { return nil }
-        let seq = read64(bytes, 4)
-        let keyLength = Int(read32(bytes, 12))
-        guard bytes.count >= 16 + keyLength + 4 + 8 else { return nil }
-        let key = Array(bytes[16..<(16 + keyLength)])
-        let payloadLength = Int(read32(bytes, 16 + keyLength))
-        let end = 16 + keyLength + 4 + payloadLength
-        guard bytes.count == end + 8 else { return nil }
-        guard checksum(bytes[0..<end]) == read64(bytes, end) else { return nil }
-        return (key, seq)
-    }
-
-    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
-
-    static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
-    }
-
-    static func read64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
-        (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
-    }
-
-    static func read32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
-    }
-}
 
 // MARK: - Arguments
 
@@ -185,7 +106,7 @@ func openCache(_ directory: String, inlineThreshold: Int = 4096, autoTrim: Durat
 @MainActor
 func runCrash() -> Never {
     let cache = openCache(option("dir"), inlineThreshold: intOption("inline-threshold", default: 4096))
-    var rng = SplitMix(seed: UInt64(intOption("seed")))
+    var rng = SeededGenerator(seed: UInt64(intOption("seed")))
     let keyCount = intOption("keys", default: 40)
     var seq = UInt64(intOption("start-seq"))
     emit("READY")
@@ -233,7 +154,7 @@ func runMixed() -> Never {
 /// The work of `mixed`: returns each owned key's last acknowledged sequence
 /// number (nil when removed), the operations done and the violations seen.
 func mixedSession(directory: String, id: Int, duration: Duration, seed: UInt64) -> ([UInt64?], Int, Int) {
-    var rng = SplitMix(seed: seed)
+    var rng = SeededGenerator(seed: seed)
     // A short auto-trim interval, so the background maintenance runs too.
     let cache = openCache(directory, inlineThreshold: 2048, autoTrim: .milliseconds(250))
     let ownedCount = 24

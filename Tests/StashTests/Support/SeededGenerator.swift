@@ -1,18 +1,4 @@
-/// A small deterministic random number generator (SplitMix64) for randomized
-/// tests: the same seed gives the same sequence on every platform and run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    /// Creates a generator whose sequence is fixed by `seed`.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// The seeded generator (SplitMix64) and the self-describing stress values live in
+// the StressSupport target, shared with the `stash-stress` helper; every test
+// file sees them through this import.
+@_exported import StressSupport
