@@ -29,15 +29,10 @@ struct Get: ParsableCommand {
             """
     )
 
-    @Argument(help: "The cache's directory.")
-    var directory: String
+    @OptionGroup var arguments: CacheKeyArguments
 
-    @Argument(help: "The key: any non-empty string.")
-    var key: String
-
-    func validate() throws {
-        try validateKey(key)
-    }
+    private var directory: String { arguments.directory }
+    private var key: String { arguments.key }
 
     func run() throws(CLIError) {
         let value = try CacheAccess.withCache(directory) { cache throws(CLIError) in
