@@ -120,7 +120,6 @@ func stressBinaryPath() throws -> String {
 final class StressChild: @unchecked Sendable {
     // @unchecked Sendable: used by one thread at a time (the test, or the one
     // thread it hands the child to with offThePool while it waits).
-    private static let spawnLock = Lock()
     let pid: pid_t
     private let output: Int32
     private var buffer: [UInt8] = []
@@ -135,8 +134,8 @@ final class StressChild: @unchecked Sendable {
         // Children are started one at a time, and both ends of the pipe are
         // close-on-exec, so that a child started by another test never inherits this
         // pipe (its reader would then never see end-of-file).
-        Self.spawnLock.lock()
-        defer { Self.spawnLock.unlock() }
+        childSpawnLock.lock()
+        defer { childSpawnLock.unlock() }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw ReliabilityError("pipe failed: errno \(errno)") }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
