@@ -136,13 +136,17 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// `value(forKey:)`, with the value's encoded size and expiration.
     func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
         let key = Self.storedKey(key)
-        guard let item = try core.withStorage({ storage throws(StashError) in try storage.value(forKey: key) }) else {
-            return nil
+        // The age limit is read, and an entry past it removed, under the same
+        // lock as the read.
+        let read = try core.withStorage { storage throws(StashError) -> KVStorage.Item? in
+            guard let item = try storage.value(forKey: key) else { return nil }
+            if core.isTooOld(modificationTime: item.modificationTime) {
+                _ = try storage.removeValue(forKey: key)
+                return nil
+            }
+            return item
         }
-        if core.isTooOld(modificationTime: item.modificationTime, now: core.clock.nanosecondsNow) {
-            try core.withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
-            return nil
-        }
+        guard let item = read else { return nil }
         do {
             return Found(value: try core.codec.decode(item.value), size: item.size, expiration: item.expirationTime)
         } catch {
@@ -204,7 +208,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// default memory cost in ``Cache``.
     func setValueReturningSize(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data? = nil) throws(StashError) -> Int {
         let key = Self.storedKey(key)
-        try core.storage.validate(key)
+        try KVStorage.validate(key)
         let bytes: Data
         do {
             bytes = try core.codec.encode(value)

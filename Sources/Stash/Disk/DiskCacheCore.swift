@@ -71,8 +71,9 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Whether an entry written at `modificationTime` is past the age limit.
-    func isTooOld(modificationTime: Int64, now: Int64) -> Bool {
-        ageLimit != .max && now &- modificationTime >= ageLimit
+    /// Reads the clock only when there is a limit. Call with the lock held.
+    func isTooOld(modificationTime: Int64) -> Bool {
+        ageLimit != .max && clock.nanosecondsNow &- modificationTime >= ageLimit
     }
 
     /// Trims by count and size, least recently used first. Called with the lock

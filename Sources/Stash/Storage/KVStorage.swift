@@ -237,7 +237,7 @@ final class KVStorage {
     }
 
     /// Throws ``StashError/Code/invalidKey`` for an empty key.
-    func validate(_ key: String) throws(StashError) {
+    static func validate(_ key: String) throws(StashError) {
         if key.isEmpty {
             throw StashError(.invalidKey, "keys must not be empty")
         }
@@ -319,7 +319,7 @@ final class KVStorage {
     ///   then); `.corrupted` if the manifest was found damaged (it is reset and the
     ///   value not stored); `.closed` after ``close()``.
     func setValue(_ value: Data, forKey key: String, expiration: Int64? = nil, extendedData: Data? = nil) throws(StashError) {
-        try validate(key)
+        try Self.validate(key)
         let connection = try requireWritableConnection()
         let isInline = kind.storesInline(size: value.count)
         if isInline, value.count > connection.maximumLength {
@@ -431,7 +431,7 @@ final class KVStorage {
     ///   value's file exists but cannot be read (e.g. too many open files);
     ///   `.closed` after ``close()``.
     func value(forKey key: String) throws(StashError) -> Item? {
-        try validate(key)
+        try Self.validate(key)
         // Two passes: if the file looked damaged but the row changed meanwhile
         // (another instance replaced the value), read the new row.
         for _ in 0..<2 {
@@ -534,7 +534,7 @@ final class KVStorage {
     /// - Complexity: O(log n).
     /// - Throws: ``StashError``: `.invalidKey`, `.databaseFailed`, `.closed`.
     func contains(_ key: String) throws(StashError) -> Bool {
-        try validate(key)
+        try Self.validate(key)
         let now = clock.nanosecondsNow
         do {
             return try perform("looking up \(Self.describe(key))") { connection throws(SQLiteError) in
@@ -556,7 +556,7 @@ final class KVStorage {
     /// - Complexity: O(log n) plus the data's length.
     /// - Throws: ``StashError``: `.invalidKey`, `.databaseFailed`, `.closed`.
     func extendedData(forKey key: String) throws(StashError) -> Data? {
-        try validate(key)
+        try Self.validate(key)
         let now = clock.nanosecondsNow
         do {
             return try perform("reading extended data of \(Self.describe(key))") { connection throws(SQLiteError) in
@@ -581,7 +581,7 @@ final class KVStorage {
     /// - Throws: ``StashError``: `.invalidKey`, `.databaseFailed`, `.closed`.
     @discardableResult
     func removeValue(forKey key: String) throws(StashError) -> Bool {
-        try validate(key)
+        try Self.validate(key)
         _ = try requireWritableConnection()
         pendingAccessTimes[key] = nil
         let result: (removed: Bool, filename: String?)

@@ -176,8 +176,8 @@ public final class Cache<Value: Sendable>: Sendable {
                     memory?.removeValue(forKey: key)
                     throw error
                 }
-            } else if key.isEmpty {
-                throw StashError(.invalidKey, "keys must not be empty")
+            } else {
+                try KVStorage.validate(key)
             }
             memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
         }
