@@ -10,7 +10,7 @@ import Darwin
 // free disk space.
 //
 // Trims remove the least recently used entries first (by `last_access_time`, ties by
-// insertion order), after flushing pending access times so that recent reads count.
+// `modification_time`, then insertion order), after flushing pending access times so that recent reads count.
 // They work in batches of `trimBatchSize` rows, each batch one write transaction, so
 // other connections are never locked out for long. Files are deleted only after the
 // batch's rows have committed.
@@ -208,10 +208,15 @@ extension KVStorage {
     /// Removes entries written `age` or longer ago: ages count from the last write,
     /// as in the memory tier, and reads don't renew them.
     ///
+    /// Entries last accessed before the cutoff all go (an entry's last access is
+    /// never before its last write); entries accessed since are tested from the
+    /// access index alone, without reading their rows.
+    ///
     /// - Parameter age: The age from which entries go; must not be negative.
     ///   `.zero` removes every entry.
     /// - Returns: The number of entries removed.
-    /// - Complexity: O(k log n) for k removed entries (indexed).
+    /// - Complexity: O(k log n) for k removed entries, plus one pass over the index
+    ///   entries of those accessed within the last `age`.
     /// - Throws: ``StashError``: `.invalidArgument` for a negative age;
     ///   `.databaseFailed`, `.corrupted`, `.closed`.
     @discardableResult
@@ -221,10 +226,20 @@ extension KVStorage {
         }
         let cutoff = clock.nanosecondsNow.addingClamped(-age.nanosecondsClamped)
         let batch = Int64(options.trimBatchSize)
+        // Where the previous batch stopped in the access index: the entries before it
+        // were removed or are younger than the cutoff.
+        var resumeAt = Int64.min
         return try removeInBatches("trimming to an age of \(age)") { connection throws(SQLiteError) in
-            try selectVictims(connection, Manifest.SQL.selectWrittenBefore) { statement throws(SQLiteError) in
+            try connection.withStatement(Manifest.SQL.selectWrittenBefore) { statement throws(SQLiteError) in
                 try statement.bind(cutoff, at: 1)
-                try statement.bind(batch, at: 2)
+                try statement.bind(resumeAt, at: 2)
+                try statement.bind(batch, at: 3)
+                var victims: [Victim] = []
+                while try statement.step() == .row {
+                    victims.append(Self.victim(statement))
+                    resumeAt = statement.int64(at: 3)
+                }
+                return victims
             }
         }
     }
@@ -311,10 +326,16 @@ extension KVStorage {
             try bind(statement)
             var victims: [Victim] = []
             while try statement.step() == .row {
-                victims.append(Victim(rowid: statement.int64(at: 0), filename: statement.text(at: 1), size: Int(statement.int64(at: 2))))
+                victims.append(Self.victim(statement))
             }
             return victims
         }
+    }
+
+    /// The victim in the current row of a statement whose first columns are
+    /// (rowid, filename, size).
+    static func victim(_ statement: SQLiteStatement) -> Victim {
+        Victim(rowid: statement.int64(at: 0), filename: statement.text(at: 1), size: Int(statement.int64(at: 2)))
     }
 
     /// The number of free pages above which removals give space back to the file

@@ -2,15 +2,15 @@ import CSQLite
 
 /// The schema and SQL of a disk cache's `manifest.sqlite`, and how it is opened.
 ///
-/// ## Schema, version 1 (`PRAGMA user_version = 1`)
+/// ## Schema, version 2 (`PRAGMA user_version = 2`)
 ///
 /// ```sql
 /// manifest(key TEXT PRIMARY KEY,          -- any non-empty string; bound with its byte length
 ///          filename TEXT NULL,            -- the value's file in data/, NULL when inline
 ///          size INTEGER,                  -- the value's length in bytes
 ///          inline_data BLOB NULL,         -- the value, when inline
-///          modification_time INTEGER,     -- ns on the storage's clock; indexed, drives age trims
-///          last_access_time INTEGER,      -- ns; indexed, drives LRU trimming
+///          modification_time INTEGER,     -- ns on the storage's clock; ages count from it
+///          last_access_time INTEGER,      -- ns; indexed with modification_time, drives LRU and age trims
 ///          expiration_time INTEGER NULL,  -- ns; indexed (partial), NULL = never
 ///          extended_data BLOB NULL)       -- opaque bytes the facade stores beside the value
 /// manifest_totals(id = 0, count, size, file_count)   -- one row, kept exact by triggers
@@ -21,6 +21,18 @@ import CSQLite
 /// transaction as the rows. The database uses `auto_vacuum = INCREMENTAL` so that
 /// space freed by removals can be given back to the file system.
 ///
+/// Every index is a B-tree that each write must update, so there are as few as
+/// the queries allow. A write of a new key changes four B-trees (the table, the
+/// key's index, `manifest_last_access_time` and the totals), an overwrite three.
+/// Age trims need no index of their own: an entry's last access is never earlier
+/// than its last write (a write sets both), so every entry last accessed before
+/// the age cutoff is old enough to go, and the other candidates are found in the
+/// index's `(last_access_time, modification_time)` pairs without reading the table.
+///
+/// Version 1 also had an index on `modification_time` alone and indexed
+/// `last_access_time` alone; it is migrated on open by rebuilding the indexes
+/// (O(n log n) once, rows untouched).
+///
 /// A database whose version is newer than ``schemaVersion`` was written by a
 /// newer Stash: it is treated as unusable (set aside, and the cache starts fresh).
 /// Older versions are migrated in ``open(path:busyTimeout:synchronous:)``.
@@ -29,9 +41,9 @@ enum Manifest {
     static let fileName = "manifest.sqlite"
 
     /// The schema version this code reads and writes.
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
 
-    /// Creates schema version 1 in an empty database.
+    /// Creates the current schema (version 2) in an empty database.
     static let createSchema = """
         CREATE TABLE IF NOT EXISTS manifest (
             key TEXT NOT NULL PRIMARY KEY,
@@ -43,8 +55,7 @@ enum Manifest {
             expiration_time INTEGER,
             extended_data BLOB
         );
-        CREATE INDEX IF NOT EXISTS manifest_last_access_time ON manifest(last_access_time);
-        CREATE INDEX IF NOT EXISTS manifest_modification_time ON manifest(modification_time);
+        CREATE INDEX IF NOT EXISTS manifest_last_access_time ON manifest(last_access_time, modification_time);
         CREATE INDEX IF NOT EXISTS manifest_expiration_time ON manifest(expiration_time)
             WHERE expiration_time IS NOT NULL;
         CREATE TABLE IF NOT EXISTS manifest_totals (
@@ -72,7 +83,15 @@ enum Manifest {
                 file_count = file_count - (OLD.filename IS NOT NULL) + (NEW.filename IS NOT NULL)
             WHERE id = 0;
         END;
-        PRAGMA user_version = 1;
+        PRAGMA user_version = 2;
+        """
+
+    /// Migrates schema version 1 to version 2: the two time indexes become one.
+    static let migrateVersion1 = """
+        DROP INDEX IF EXISTS manifest_modification_time;
+        DROP INDEX IF EXISTS manifest_last_access_time;
+        CREATE INDEX manifest_last_access_time ON manifest(last_access_time, modification_time);
+        PRAGMA user_version = 2;
         """
 
     /// The SQL text of every statement the storage runs. Each is prepared once per
@@ -113,16 +132,22 @@ enum Manifest {
             INSERT OR REPLACE INTO manifest_totals (id, count, size, file_count) VALUES (0, ?1, ?2, ?3)
             """
         static let selectLeastRecentlyUsed = """
-            SELECT rowid, filename, size FROM manifest ORDER BY last_access_time, rowid LIMIT ?1
+            SELECT rowid, filename, size FROM manifest
+            ORDER BY last_access_time, modification_time, rowid LIMIT ?1
             """
+        /// Entries written at or before ?1, scanning the access index from ?2 on:
+        /// the written-before test reads only the index, the table only for a match.
         static let selectWrittenBefore = """
-            SELECT rowid, filename, size FROM manifest WHERE modification_time <= ?1
-            ORDER BY modification_time, rowid LIMIT ?2
+            SELECT rowid, filename, size, last_access_time FROM manifest
+            WHERE last_access_time >= ?2 AND modification_time <= ?1
+            ORDER BY last_access_time, modification_time LIMIT ?3
             """
         static let selectExpired = """
             SELECT rowid, filename, size FROM manifest WHERE expiration_time <= ?1 LIMIT ?2
             """
-        static let selectAccessRange = "SELECT min(last_access_time), max(last_access_time) FROM manifest"
+        static let selectAccessRange = """
+            SELECT (SELECT min(last_access_time) FROM manifest), (SELECT max(last_access_time) FROM manifest)
+            """
         static let selectFiles = "SELECT rowid, filename, size FROM manifest WHERE filename IS NOT NULL"
         static let selectDamagedInline = """
             SELECT rowid FROM manifest
@@ -175,12 +200,16 @@ enum Manifest {
             // Another process may be creating the schema too: decide inside the write lock.
             version = try connection.transaction { () throws(SQLiteError) -> Int64 in
                 let current = try connection.scalarInt64("PRAGMA user_version") ?? 0
-                if current == 0 {
+                switch current {
+                case 0:
                     try connection.execute(createSchema)
                     return schemaVersion
+                case 1:
+                    try connection.execute(migrateVersion1)
+                    return 2
+                default:
+                    return current
                 }
-                // Migrations from older versions go here as the schema evolves.
-                return current
             }
         }
         if version != schemaVersion {

@@ -109,6 +109,43 @@ import Testing
         #expect(fixture.log.contains(level: .error, "set aside"))
     }
 
+    /// A manifest of schema version 1 (separate indexes on the two times) is
+    /// migrated in place on open: entries, totals and files are kept.
+    @Test func schemaVersion1IsMigrated() throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture, count: 30)
+        do {
+            let connection = try fixture.rawConnection()
+            try connection.execute("""
+                DROP INDEX manifest_last_access_time;
+                CREATE INDEX manifest_last_access_time ON manifest(last_access_time);
+                CREATE INDEX manifest_modification_time ON manifest(modification_time);
+                PRAGMA user_version = 1;
+                """)
+            connection.close()
+        }
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))
+        #expect(try storage.totalCount() == 30)
+        for index in 0..<30 {
+            let expected = testBytes(index % 3 == 0 ? 3000 : 500, seed: UInt8(truncatingIfNeeded: index))
+            #expect(try storage.value(forKey: "key-\(index)")?.value == expected)
+        }
+        #expect(try storage.checkConsistency().isClean)
+        storage.close()
+
+        let connection = try fixture.rawConnection()
+        #expect(try connection.scalarInt64("PRAGMA user_version") == Manifest.schemaVersion)
+        let indexes = try connection.withStatement(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'manifest' AND sql IS NOT NULL ORDER BY name"
+        ) { statement throws(SQLiteError) in
+            var names: [String] = []
+            while try statement.step() == .row { names.append(statement.text(at: 0) ?? "") }
+            return names
+        }
+        #expect(indexes == ["manifest_expiration_time", "manifest_last_access_time"])
+        #expect(fixture.log.messages(at: .warning).isEmpty && fixture.log.messages(at: .error).isEmpty)
+    }
+
     @Test func newerSchemaVersionIsSetAside() throws {
         let fixture = try StorageFixture()
         try populateAndClose(fixture, count: 3)

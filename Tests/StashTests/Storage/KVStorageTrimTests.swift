@@ -70,6 +70,37 @@ import Testing
         #expect(fixture.dataFiles().count == 1)
     }
 
+    /// Age trims find entries through the access index: those last read before the
+    /// cutoff, and those read since but written before it. Small batches make the
+    /// scan resume where the previous batch stopped.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func trimToAgeMatchesAModelWhateverTheReads(seed: UInt64) throws {
+        let fixture = try StorageFixture()
+        var options = KVStorageOptions()
+        options.trimBatchSize = 3
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 8), options: options)
+        var generator = SeededGenerator(seed: seed)
+        var written: [String: Int] = [:]  // key -> second of its last write
+        for second in 0..<200 {
+            let key = "k\(Int.random(in: 0..<60, using: &generator))"
+            if Bool.random(using: &generator) || written[key] == nil {
+                try storage.setValue(testBytes(Int.random(in: 1...16, using: &generator)), forKey: key)
+                written[key] = second
+            } else {
+                #expect(try storage.value(forKey: key) != nil)
+            }
+            if second % 50 == 49 { try storage.flushAccessTimes() }  // reads reach the index
+            fixture.clock.advance(by: .seconds(1))
+        }
+        // now = 200 s; entries written at or before 120 s are 80 s old or more.
+        let removed = try storage.trim(toAge: .seconds(80))
+        let expected = Set(written.filter { $0.value > 120 }.keys)
+        #expect(removed == written.count - expected.count)
+        #expect(Set(try keys(Array(written.keys), in: storage)) == expected)
+        #expect(try storage.totalCount() == expected.count)
+        #expect(try storage.checkConsistency().isClean)
+    }
+
     func keys(_ candidates: [String], in storage: KVStorage) throws -> [String] {
         try candidates.filter { try storage.contains($0) }
     }
