@@ -247,12 +247,6 @@ enum FileSystem {
         guard fsync(descriptor) == 0 else { throw lastError("fsync") }
     }
 
-    /// Renames `from` to `to`, both inside `directory`, replacing nothing
-    /// unexpected: callers use fresh unique names.
-    static func rename(_ from: String, to: String, in directory: Int32) throws(SystemCallError) {
-        guard renameat(directory, from, directory, to) == 0 else { throw lastError("renameat") }
-    }
-
     /// Renames the entry at path `from` to path `to` (the entry itself: a link is
     /// moved as a link).
     static func rename(_ from: String, to: String) throws(SystemCallError) {
@@ -290,18 +284,17 @@ enum FileSystem {
         return overflow ? .max : Int(clamping: bytes)
     }
 
-    /// `count` random bytes from the system generator, as lowercase hex.
+    /// `byteCount` random bytes from the system generator, as lowercase hex.
     static func randomHex(byteCount: Int = 16) -> String {
         var generator = SystemRandomNumberGenerator()
         var text = ""
         text.reserveCapacity(byteCount * 2)
-        let digits = Array("0123456789abcdef")
-        for _ in 0..<byteCount {
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        // One system call per 8 bytes, not per byte.
+        while text.utf8.count < byteCount * 2 {
+            let word = String(generator.next() as UInt64, radix: 16)
+            text += String(repeating: "0", count: 16 - word.utf8.count) + word
         }
-        return text
+        return String(text.prefix(byteCount * 2))
     }
 
     /// The wall-clock time in nanoseconds since the Unix epoch, the scale of file

@@ -17,8 +17,14 @@ import Foundation
 // Every access goes through a descriptor of data/ opened with O_DIRECTORY|O_NOFOLLOW,
 // then *at() calls with O_NOFOLLOW/AT_SYMLINK_NOFOLLOW or unlinkat(), so neither a
 // data/ replaced by a link nor a data file replaced by a link is ever followed.
-// The descriptor is opened per operation rather than kept, because removeAll() (in
-// this or another instance) renames data/ into the trash and creates a new one.
+//
+// The descriptor is kept open (DataDirectory) rather than opened per operation: that
+// saves an open, a close and a path lookup on every file read and write. removeAll()
+// (in this or another instance) renames data/ into the trash and creates a new one,
+// which leaves a kept descriptor pointing at the old directory. So the descriptor is
+// checked against the path wherever that matters: a write compares data/'s identity
+// inside its transaction (isLive), and a read or delete that finds no file looks
+// again through a fresh descriptor before concluding the file is gone.
 
 extension KVStorage {
     /// A value file just written into `data/`.
@@ -28,6 +34,12 @@ extension KVStorage {
         /// The `data/` directory it was written into, to notice if that directory
         /// has since been moved to the trash.
         var directoryIdentity: FileSystem.Identity
+    }
+
+    /// An open descriptor of `data/` and the directory's identity when it was opened.
+    struct DataDirectory {
+        var descriptor: Int32
+        var identity: FileSystem.Identity
     }
 
     /// What reading a value's file found.
@@ -78,6 +90,7 @@ extension KVStorage {
     func repairDataDirectory() {
         if let status = try? FileSystem.entryStatus(dataPath) {
             if status.type == .directory { return }
+            forgetDataDirectory()
             logger.error("data/ is not a directory; moving it to the trash and starting an empty one",
                          metadata: ["type": "\(status.type)"])
             do {
@@ -94,11 +107,59 @@ extension KVStorage {
         }
     }
 
+    // MARK: - The data/ descriptor
+
+    /// The kept descriptor of `data/`, opening it first if there is none.
+    ///
+    /// - Throws: ``SystemCallError`` from `open` or `fstat` (`ENOENT` if `data/` is
+    ///   missing, `ENOTDIR` or `ELOOP` if it is not a real directory).
+    func dataDirectory() throws(SystemCallError) -> DataDirectory {
+        if let openDataDirectory { return openDataDirectory }
+        let descriptor = try FileSystem.openDirectory(dataPath)
+        do throws(SystemCallError) {
+            let directory = DataDirectory(descriptor: descriptor, identity: try FileSystem.status(ofDescriptor: descriptor).identity)
+            openDataDirectory = directory
+            return directory
+        } catch {
+            FileSystem.closeDescriptor(descriptor)
+            throw error
+        }
+    }
+
+    /// Closes the kept descriptor of `data/`; the next file operation opens the
+    /// directory now at `dataPath`.
+    func forgetDataDirectory() {
+        if let openDataDirectory {
+            FileSystem.closeDescriptor(openDataDirectory.descriptor)
+            self.openDataDirectory = nil
+        }
+    }
+
+    /// Whether the kept descriptor no longer refers to the directory at `dataPath`
+    /// (another instance moved it to the trash, or it was replaced). If so, the
+    /// descriptor is forgotten, and the caller should look again.
+    func dataDirectoryWasReplaced() -> Bool {
+        guard let openDataDirectory else { return false }
+        if let status = try? FileSystem.entryStatus(dataPath), status.type == .directory,
+           status.identity == openDataDirectory.identity {
+            return false
+        }
+        forgetDataDirectory()
+        return true
+    }
+
     // MARK: - Writing
 
-    /// Writes `value` to a new file in `data/`: first as `.tmp-<name>` (created
-    /// with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), then renamed to `<name>`
-    /// once every byte is written (and `fsync`ed if ``KVStorageOptions/synchronous``).
+    /// Writes `value` to a new file in `data/` under a fresh name (created with
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), `fsync`ing the file and
+    /// `data/` if ``KVStorageOptions/synchronous``.
+    ///
+    /// The file is written directly under its final name: no row refers to that
+    /// name until the caller's transaction commits, so nothing can read the file
+    /// before it is complete, and the commit itself is the atomic step that
+    /// publishes it. (A rename from a temporary name would add a system call and
+    /// no safety.) A crash before the commit leaves an unreferenced file, which
+    /// ``checkConsistency()`` removes once it is older than the grace period.
     ///
     /// If `data/` is missing or is not a directory it is repaired and the write
     /// retried once.
@@ -113,6 +174,7 @@ extension KVStorage {
             } catch {
                 if !repaired, [ENOENT, ENOTDIR, ELOOP].contains(error.errno) {
                     repaired = true
+                    forgetDataDirectory()
                     repairDataDirectory()
                     continue
                 }
@@ -124,12 +186,17 @@ extension KVStorage {
 
     /// One attempt of ``writeDataFile(_:forKey:)``. On failure nothing is left behind.
     private func writeDataFileOnce(_ value: Data) throws(SystemCallError) -> DataFile {
-        let directory = try FileSystem.openDirectory(dataPath)
-        defer { FileSystem.closeDescriptor(directory) }
-        let identity = try FileSystem.status(ofDescriptor: directory).identity
-        let name = FileSystem.randomHex()
-        let temporary = ".tmp-" + name
-        var descriptor = try FileSystem.createFile(temporary, in: directory)
+        let directory = try dataDirectory()
+        var name = fileNames.next()
+        var descriptor: Int32
+        while true {
+            do throws(SystemCallError) {
+                descriptor = try FileSystem.createFile(name, in: directory.descriptor)
+                break
+            } catch where error.errno == EEXIST {
+                name = fileNames.next()  // astronomically unlikely; never overwrite
+            }
+        }
         do throws(SystemCallError) {
             let written = value.withUnsafeBytes { bytes in
                 Result { () throws(SystemCallError) in try FileSystem.writeAll(bytes, to: descriptor) }
@@ -141,25 +208,31 @@ extension KVStorage {
             let closed = FileSystem.closeDescriptor(descriptor)
             descriptor = -1
             if closed != 0 { throw FileSystem.lastError("close") }
-            try FileSystem.rename(temporary, to: name, in: directory)
             if options.synchronous {
-                try FileSystem.synchronize(directory)
+                try FileSystem.synchronize(directory.descriptor)
             }
         } catch {
             if descriptor >= 0 { FileSystem.closeDescriptor(descriptor) }
-            unlinkat(directory, temporary, 0)
+            unlinkat(directory.descriptor, name, 0)
             throw error
         }
-        return DataFile(name: name, directoryIdentity: identity)
+        return DataFile(name: name, directoryIdentity: directory.identity)
     }
 
     /// Whether `file` is still in the live `data/` (the same directory it was
     /// written to, still at `dataPath`) as a regular file. Called inside the write
-    /// transaction, so another instance cannot move or delete it before the row commits.
+    /// transaction, so another instance cannot move or delete it before the row
+    /// commits. When `data/` was replaced, the kept descriptor is forgotten, so
+    /// that the caller's next attempt writes into the new directory.
     func isLive(_ file: DataFile) -> Bool {
         guard let directory = try? FileSystem.entryStatus(dataPath),
-              directory.type == .directory, directory.identity == file.directoryIdentity,
-              let entry = try? FileSystem.entryStatus("\(dataPath)/\(file.name)")
+              directory.type == .directory, directory.identity == file.directoryIdentity
+        else {
+            forgetDataDirectory()
+            return false
+        }
+        guard let openDataDirectory, openDataDirectory.identity == file.directoryIdentity,
+              let entry = try? FileSystem.entryStatus(file.name, in: openDataDirectory.descriptor)
         else { return false }
         return entry.type == .regular
     }
@@ -177,25 +250,32 @@ extension KVStorage {
     ///   is damaged (too many open files, permission denied, an I/O error): the
     ///   entry must not be dropped for those.
     func readDataFile(_ name: String, expectedSize: Int, forKey key: String) throws(StashError) -> FileRead {
-        let directory: Int32
-        do {
-            directory = try FileSystem.openDirectory(dataPath)
-        } catch {
-            switch error.errno {
-            case ENOENT:
-                return .damaged("data/ is missing")
-            case ENOTDIR, ELOOP:
-                repairDataDirectory()
-                return .damaged("data/ was not a directory")
-            default:
-                throw StashError(.ioFailed, "cannot open \(dataPath)", cause: error)
+        var descriptor: Int32 = -1
+        var openError: Int32 = 0
+        // Twice at most: a missing file is looked for again in the directory now at
+        // dataPath if the kept descriptor turns out to be of a replaced one.
+        for _ in 0..<2 {
+            let directory: DataDirectory
+            do {
+                directory = try dataDirectory()
+            } catch {
+                switch error.errno {
+                case ENOENT:
+                    return .damaged("data/ is missing")
+                case ENOTDIR, ELOOP:
+                    repairDataDirectory()
+                    return .damaged("data/ was not a directory")
+                default:
+                    throw StashError(.ioFailed, "cannot open \(dataPath)", cause: error)
+                }
             }
+            descriptor = openat(directory.descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if descriptor >= 0 { break }
+            openError = errno
+            if openError != ENOENT || !dataDirectoryWasReplaced() { break }
         }
-        defer { FileSystem.closeDescriptor(directory) }
-
-        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if descriptor < 0 {
-            let error = FileSystem.lastError("openat")
+            let error = SystemCallError(call: "openat", errno: openError)
             switch error.errno {
             case ENOENT: return .damaged("the file is missing")
             case ELOOP, EMLINK: return .damaged("the file was replaced by a symbolic link")
@@ -241,13 +321,14 @@ extension KVStorage {
     // MARK: - Deleting
 
     /// Deletes the entry `name` from `data/` with `unlinkat` (a link is removed as a
-    /// link). A missing file is fine; other failures are logged, and the file is then
-    /// an orphan that ``checkConsistency()`` removes later.
+    /// link). A missing file is fine (after looking again if `data/` was replaced);
+    /// other failures are logged, and the file is then an orphan that
+    /// ``checkConsistency()`` removes later.
     func removeDataFile(_ name: String) {
         do {
-            let directory = try FileSystem.openDirectory(dataPath)
-            defer { FileSystem.closeDescriptor(directory) }
-            try FileSystem.removeEntry(name, in: directory)
+            if try !FileSystem.removeEntry(name, in: dataDirectory().descriptor), dataDirectoryWasReplaced() {
+                _ = try FileSystem.removeEntry(name, in: dataDirectory().descriptor)
+            }
         } catch {
             if error.errno != ENOENT {
                 logger.warning("cannot delete a value's file", metadata: ["file": "\(name)", "error": "\(error)"])

@@ -169,6 +169,7 @@ extension KVStorage {
             } catch {
                 logger.error("cannot move data/ to the trash", metadata: ["error": "\(error)"])
             }
+            forgetDataDirectory()
             repairDataDirectory()
             logger.error(
                 "the cache manifest is unusable; it was set aside and the cache starts empty",

@@ -71,6 +71,7 @@ extension KVStorage {
                         metadata: ["error": "\(error)"]
                     )
                 }
+                forgetDataDirectory()
                 repairDataDirectory()
                 progress?(total, total)
             }
@@ -87,6 +88,7 @@ extension KVStorage {
     /// new one meanwhile, the old files are moved into it one by one. A failure is
     /// logged: the entries whose files could not be restored then read as misses.
     func restoreDataDirectory(from moved: String) {
+        forgetDataDirectory()
         if rmdir(dataPath) == 0 || errno == ENOENT {
             do throws(SystemCallError) {
                 try FileSystem.rename(moved, to: dataPath)

@@ -8,8 +8,7 @@
 //       manifest.sqlite-shm        its shared-memory index
 //       recovery.lock              flock'd while a damaged manifest is being set aside
 //       data/                      one file per value stored outside the manifest; mode 0700
-//         3f9c…e1                  32 hex digits of randomness, never derived from the key; 0600
-//         .tmp-8a41…07             a value being written (renamed to its final name when complete)
+//         3f9c…e1                  32 hex digits, random, never derived from the key; 0600
 //       trash/                     directories and files waiting to be deleted by emptyTrash()
 //       manifest.sqlite.corrupt-…  the last damaged manifest, kept aside for inspection
 //
@@ -17,11 +16,14 @@
 // `data/` named by the row's `filename` column; which one is decided per write by
 // the storage kind (see DiskStorageKind). The schema is described in Manifest.swift.
 //
-// Writing a file value: write `data/.tmp-<random>` (O_CREAT|O_EXCL|O_NOFOLLOW, 0600),
-// rename it to `data/<random>`, then upsert the row in one transaction. So a row
-// never points to a partial file, a reader never sees torn bytes, and a crash leaves
-// at worst an unreferenced file that checkConsistency() removes. A replaced value's
-// old file is deleted only after the new row has committed.
+// Writing a file value: write `data/<fresh name>` (O_CREAT|O_EXCL|O_NOFOLLOW, 0600),
+// then upsert the row in one transaction. No row names the file until that commit,
+// so the commit publishes it atomically: a row never points to a partial file, a
+// reader never sees torn bytes, and a crash leaves at worst an unreferenced file that
+// checkConsistency() removes. (The classic write-to-a-temporary-name-then-rename
+// protocol exists for stores that find files by name; here the manifest does, and
+// the rename would cost a system call for nothing.) A replaced value's old file is
+// deleted only after the new row has committed.
 //
 // Times are Int64 nanoseconds read from the injected CacheClock (DiskCache passes
 // WallClock, so they are nanoseconds since the Unix epoch and survive restarts).
@@ -142,6 +144,10 @@ final class KVStorage {
     /// The manifest file this instance opened, to notice when another instance has
     /// set it aside and replaced it.
     var manifestIdentity: FileSystem.Identity?
+    /// The kept descriptor of `data/`, opened on first use; see KVStorage+Files.swift.
+    var openDataDirectory: DataDirectory?
+    /// Names for new value files.
+    var fileNames = FileNameGenerator()
     /// Last-access times of reads not yet written to the manifest.
     var pendingAccessTimes: [String: Int64] = [:]
     /// The totals last read, valid while ``cachedTotalsVersion`` is the
@@ -224,6 +230,7 @@ final class KVStorage {
         }
         connection?.close()
         connection = nil
+        forgetDataDirectory()
         isClosed = true
     }
 

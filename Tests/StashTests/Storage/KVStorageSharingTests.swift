@@ -54,6 +54,35 @@ import Testing
         #expect(try other.value(forKey: "k")?.value == testBytes(10))
     }
 
+    /// Each instance keeps `data/` open. After another instance's removeAll() moved
+    /// that directory to the trash, reads, writes and deletes must reach the new
+    /// `data/`: a file missing from the old directory is not a damaged entry.
+    @Test func aKeptDataDirectoryFollowsAnotherInstancesRemoveAll() throws {
+        let fixture = try StorageFixture()
+        let first = try fixture.open(kind: .file)
+        let second = try fixture.open(kind: .file)
+        try first.setValue(testBytes(10), forKey: "before")
+        #expect(try first.value(forKey: "before")?.value == testBytes(10))  // data/ is open now
+
+        try second.removeAll()
+        _ = try second.emptyTrash()  // the old directory is gone, not just moved
+        try second.setValue(testBytes(20, seed: 2), forKey: "theirs")
+        #expect(try first.value(forKey: "theirs")?.value == testBytes(20, seed: 2))
+        #expect(!fixture.log.contains(level: .warning, "damaged"))
+
+        try first.setValue(testBytes(30, seed: 3), forKey: "mine")
+        #expect(try second.value(forKey: "mine")?.value == testBytes(30, seed: 3))
+
+        try second.removeAll()
+        try second.setValue(testBytes(40, seed: 4), forKey: "again")
+        #expect(try first.removeValue(forKey: "again"))  // deletes the file in the new data/
+        #expect(fixture.dataFiles().isEmpty)
+
+        var options = KVStorageOptions()
+        options.orphanGracePeriod = .zero
+        #expect(try fixture.open(kind: .file, options: options).checkConsistency().isClean)
+    }
+
     @Test func aWriterNoticesTheManifestWasReplacedAndWritesToTheNewOne() throws {
         let fixture = try StorageFixture()
         let stale = try fixture.open(kind: .sqlite)
