@@ -37,9 +37,9 @@ import Logging
 /// on ``close()``.
 ///
 /// ## Safety
-/// Writes are atomic: a file is written under a temporary name, renamed into
-/// place, and only then recorded in the manifest, so a crash never leaves a
-/// torn value. A corrupt manifest is set aside, logged, and replaced by an
+/// Writes are atomic: a file is written in full under a fresh name that nothing
+/// refers to, and only then recorded in the manifest, whose commit publishes it;
+/// so a crash never leaves a torn value. A corrupt manifest is set aside, logged, and replaced by an
 /// empty one; the cache keeps working. Several instances and processes may
 /// share a directory.
 ///
