@@ -321,7 +321,7 @@ extension KVStorage {
     /// its parameters.
     func selectVictims(
         _ connection: SQLiteConnection,
-        _ sql: String,
+        _ sql: StaticString,
         bind: (SQLiteStatement) throws(SQLiteError) -> Void
     ) throws(SQLiteError) -> [Victim] {
         try connection.withStatement(sql) { statement throws(SQLiteError) in

@@ -97,14 +97,14 @@ enum Manifest {
     /// The SQL text of every statement the storage runs. Each is prepared once per
     /// connection and cached by this text.
     enum SQL {
-        static let selectItem = """
+        static let selectItem: StaticString = """
             SELECT filename, size, inline_data, modification_time, last_access_time, expiration_time, extended_data
             FROM manifest WHERE key = ?1
             """
-        static let selectExpiration = "SELECT expiration_time FROM manifest WHERE key = ?1"
-        static let selectExtendedData = "SELECT expiration_time, extended_data FROM manifest WHERE key = ?1"
-        static let selectFilename = "SELECT filename FROM manifest WHERE key = ?1"
-        static let upsert = """
+        static let selectExpiration: StaticString = "SELECT expiration_time FROM manifest WHERE key = ?1"
+        static let selectExtendedData: StaticString = "SELECT expiration_time, extended_data FROM manifest WHERE key = ?1"
+        static let selectFilename: StaticString = "SELECT filename FROM manifest WHERE key = ?1"
+        static let upsert: StaticString = """
             INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time,
                                   expiration_time, extended_data)
             VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
@@ -113,48 +113,48 @@ enum Manifest {
                 modification_time = excluded.modification_time, last_access_time = excluded.last_access_time,
                 expiration_time = excluded.expiration_time, extended_data = excluded.extended_data
             """
-        static let deleteKey = "DELETE FROM manifest WHERE key = ?1 RETURNING filename"
-        static let deleteExpiredKey = """
+        static let deleteKey: StaticString = "DELETE FROM manifest WHERE key = ?1 RETURNING filename"
+        static let deleteExpiredKey: StaticString = """
             DELETE FROM manifest WHERE key = ?1 AND expiration_time <= ?2 RETURNING filename
             """
-        static let deleteKeyWithFile = "DELETE FROM manifest WHERE key = ?1 AND filename = ?2"
-        static let deleteInlineKey = "DELETE FROM manifest WHERE key = ?1 AND filename IS NULL AND size = ?2"
-        static let deleteRow = "DELETE FROM manifest WHERE rowid = ?1"
-        static let deleteSomeRows = "DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1)"
-        static let updateAccessTime = """
+        static let deleteKeyWithFile: StaticString = "DELETE FROM manifest WHERE key = ?1 AND filename = ?2"
+        static let deleteInlineKey: StaticString = "DELETE FROM manifest WHERE key = ?1 AND filename IS NULL AND size = ?2"
+        static let deleteRow: StaticString = "DELETE FROM manifest WHERE rowid = ?1"
+        static let deleteSomeRows: StaticString = "DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest LIMIT ?1)"
+        static let updateAccessTime: StaticString = """
             UPDATE manifest SET last_access_time = ?2 WHERE key = ?1 AND last_access_time < ?2
             """
-        static let selectTotals = "SELECT count, size, file_count FROM manifest_totals WHERE id = 0"
-        static let recountTotals = """
+        static let selectTotals: StaticString = "SELECT count, size, file_count FROM manifest_totals WHERE id = 0"
+        static let recountTotals: StaticString = """
             SELECT count(*), coalesce(sum(size), 0), count(filename) FROM manifest
             """
-        static let replaceTotals = """
+        static let replaceTotals: StaticString = """
             INSERT OR REPLACE INTO manifest_totals (id, count, size, file_count) VALUES (0, ?1, ?2, ?3)
             """
-        static let selectLeastRecentlyUsed = """
+        static let selectLeastRecentlyUsed: StaticString = """
             SELECT rowid, filename, size FROM manifest
             ORDER BY last_access_time, modification_time, rowid LIMIT ?1
             """
         /// Entries written at or before ?1, scanning the access index from ?2 on:
         /// the written-before test reads only the index, the table only for a match.
-        static let selectWrittenBefore = """
+        static let selectWrittenBefore: StaticString = """
             SELECT rowid, filename, size, last_access_time FROM manifest
             WHERE last_access_time >= ?2 AND modification_time <= ?1
             ORDER BY last_access_time, modification_time LIMIT ?3
             """
-        static let selectExpired = """
+        static let selectExpired: StaticString = """
             SELECT rowid, filename, size FROM manifest WHERE expiration_time <= ?1 LIMIT ?2
             """
-        static let selectAccessRange = """
+        static let selectAccessRange: StaticString = """
             SELECT (SELECT min(last_access_time) FROM manifest), (SELECT max(last_access_time) FROM manifest)
             """
-        static let selectFiles = "SELECT rowid, filename, size FROM manifest WHERE filename IS NOT NULL"
-        static let selectDamagedInline = """
+        static let selectFiles: StaticString = "SELECT rowid, filename, size FROM manifest WHERE filename IS NOT NULL"
+        static let selectDamagedInline: StaticString = """
             SELECT rowid FROM manifest
             WHERE filename IS NULL AND coalesce(length(inline_data), 0) != size
             """
-        static let selectRowFile = "SELECT filename, size FROM manifest WHERE rowid = ?1"
-        static let validateManifest = """
+        static let selectRowFile: StaticString = "SELECT filename, size FROM manifest WHERE rowid = ?1"
+        static let validateManifest: StaticString = """
             SELECT key, filename, size, inline_data, modification_time, last_access_time, expiration_time,
                    extended_data FROM manifest LIMIT 0
             """

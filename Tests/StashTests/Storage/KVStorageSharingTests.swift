@@ -65,7 +65,7 @@ import Testing
         #expect(try first.value(forKey: "before")?.value == testBytes(10))  // data/ is open now
 
         try second.removeAll()
-        _ = try second.emptyTrash()  // the old directory is gone, not just moved
+        _ = second.emptyTrash()  // the old directory is gone, not just moved
         try second.setValue(testBytes(20, seed: 2), forKey: "theirs")
         #expect(try first.value(forKey: "theirs")?.value == testBytes(20, seed: 2))
         #expect(!fixture.log.contains(level: .warning, "damaged"))
