@@ -64,7 +64,12 @@ struct StashBench: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: render) else {
                 throw ValidationError("cannot read \(render)")
             }
-            let report = try JSONDecoder().decode(BenchReport.self, from: data)
+            var report = try JSONDecoder().decode(BenchReport.self, from: data)
+            // Targets are recomputed from the stored medians, so a report renders with
+            // this build's checks (and floors) whatever build measured it.
+            for index in report.disk.indices {
+                report.disk[index].targets = checkDiskTargets(phases: report.disk[index].phases, settings: report.settings)
+            }
             print(report.text(), terminator: "")
             try writeOutputs(report, json: nil)
             return
