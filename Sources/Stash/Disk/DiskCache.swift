@@ -312,10 +312,15 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// Saves pending access times and closes the manifest. Every later call
     /// throws ``StashError/Code/closed``. Also done when the cache is deallocated.
     ///
-    /// - Complexity: One transaction. Blocks on disk I/O. Thread-safe.
+    /// If the background consistency check that follows opening is still running,
+    /// waits for it to finish first, so that nothing uses the directory once this
+    /// returns.
+    ///
+    /// - Complexity: One transaction, plus the rest of a consistency check under
+    ///   way (O(n)). Blocks on disk I/O. Thread-safe.
     public func close() {
         core.setAutoTrimInterval(nil)
-        core.lock.withLock { core.storage.close() }
+        core.close()
     }
 }
 

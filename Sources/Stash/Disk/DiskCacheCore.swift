@@ -14,9 +14,15 @@ import Logging
 final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `storage` and every `var` below are only touched with
     // `lock` held; the `let`s are immutable and Sendable (KVStorage itself is not,
-    // which is why it never escapes the lock).
+    // which is why it never escapes the lock). The background consistency check's
+    // own KVStorage is created, used and closed on one thread, never shared.
 
     let lock = Lock()
+    /// Held for the whole background consistency check, and by ``close()`` before it
+    /// closes the storage, so that no check still uses the directory once `close()`
+    /// has returned. Never taken by reads or writes. Lock order: `checkLock`, then
+    /// `lock`.
+    let checkLock = Lock()
     let storage: KVStorage
     let codec: DiskCodec<Value>
     let logger: Logger
@@ -32,6 +38,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     var ageLimit: Int64
     var freeDiskSpaceLimit: Int
     var autoTrimTimer = AutoTrimTimer()
+    /// A test hook: called by the background consistency check on the maintenance
+    /// queue, without the cache's lock, once it has listed `data/` and before its
+    /// write transaction. `nil` (the default) outside tests. Guarded by `lock`.
+    var consistencyCheckAfterListing: (@Sendable () -> Void)?
 
     init(
         storage: KVStorage, codec: DiskCodec<Value>, countLimit: Int, sizeLimit: Int, ageLimit: Int64,
@@ -52,6 +62,14 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     deinit {
         autoTrimTimer.cancel()
         storage.close()
+    }
+
+    /// Closes the storage, after waiting for a background consistency check under
+    /// way to finish (at most one check's duration: O(n)). Idempotent. Blocks.
+    func close() {
+        checkLock.withLock {
+            lock.withLock { storage.close() }
+        }
     }
 
     /// Runs `body` on the storage with the lock held.
@@ -121,23 +139,74 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Runs the consistency check in the background, logging what it repaired.
+    /// Runs the consistency check in the background, logging what it repaired,
+    /// then empties the trash. Returns at once.
     ///
-    /// It holds the cache's lock while it runs: O(n), about 80 ms for 100,000
-    /// inline entries and up to a second for 100,000 files (docs/benchmarks.md),
-    /// so calls made in that window wait.
+    /// The check does NOT hold the cache's lock: it runs on a `KVStorage` of its
+    /// own, opened on the same directory for the check and closed after it (the
+    /// design supports several instances on one directory: SQLite's locking and the
+    /// write protocol keep them consistent), so reads and writes go on while it
+    /// runs. It is O(n), about 80 ms for 100,000 inline entries and up to a second
+    /// for 100,000 files (docs/benchmarks.md), during which it holds SQLite's write
+    /// lock only for its final comparison: writes wait for that part, reads never.
+    /// The cache's lock is taken twice, briefly: to read the storage's settings
+    /// before, and to drop its cached totals after (SQLite's `data_version` would
+    /// reveal the change anyway; this makes it explicit).
+    ///
+    /// The cache's pending access times are not flushed first: the check compares
+    /// rows and files, never access times, and a time flushed later for a row the
+    /// check removed updates nothing.
+    ///
+    /// ``close()`` waits for a check under way; a check scheduled after `close()`,
+    /// or once the cache's manifest is no longer in place (its directory deleted),
+    /// does nothing, so that it never creates the directory again.
     func scheduleConsistencyCheck() {
         maintenanceQueue.async { [weak self] in
             guard let self else { return }
-            do {
-                let report = try withStorage { storage throws(StashError) in try storage.checkConsistency() }
-                if !report.isClean {
-                    logger.notice("consistency check repaired the cache", metadata: ["report": "\(report)"])
-                }
-            } catch {
+            runConsistencyCheck()
+            emptyTrash()
+        }
+    }
+
+    /// The body of ``scheduleConsistencyCheck()``, on the calling thread. Failures
+    /// go to the logger. Blocks for the check's duration; takes `checkLock`
+    /// throughout and `lock` only briefly.
+    private func runConsistencyCheck() {
+        checkLock.lock()
+        defer { checkLock.unlock() }
+        // Not after close(), and not if the manifest the cache opened is gone (its
+        // directory deleted, say): opening a storage would create the directory again.
+        let settings = lock.withLock { () -> (directory: String, kind: DiskStorageKind, options: KVStorageOptions, hook: (@Sendable () -> Void)?)? in
+            guard !storage.isClosed, storage.manifestIsCurrent() else { return nil }
+            return (storage.directory, storage.kind, storage.options, consistencyCheckAfterListing)
+        }
+        guard let settings else { return }
+        let report: RepairReport
+        do {
+            let checker = try KVStorage(
+                directory: settings.directory, kind: settings.kind, clock: clock, logger: logger, options: settings.options)
+            defer { checker.close() }
+            report = try checker.checkConsistency(afterListing: settings.hook)
+        } catch {
+            if (try? FileSystem.entryStatus(settings.directory)) == nil {
+                // Not a failure of the cache: someone deleted its directory meanwhile.
+                logger.debug("consistency check stopped: the cache directory is gone", metadata: ["error": "\(error)"])
+            } else {
                 logger.error("consistency check failed", metadata: ["error": "\(error)"])
             }
-            emptyTrash()
+            return
+        }
+        lock.withLock {
+            guard !storage.isClosed else { return }
+            storage.cachedTotals = nil
+            if report.manifestReset {
+                // The check set the manifest aside: make the cache's instance reopen
+                // the new one now rather than at its next write.
+                _ = try? storage.requireWritableConnection()
+            }
+        }
+        if !report.isClean {
+            logger.notice("consistency check repaired the cache", metadata: ["report": "\(report)"])
         }
     }
 

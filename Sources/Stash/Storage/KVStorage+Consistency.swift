@@ -107,16 +107,32 @@ extension KVStorage {
     /// anyway, by the writer's check inside its own transaction (it writes the file
     /// again).
     ///
+    /// Also safe when another instance's ``removeAll(progress:)`` moves `data/` to
+    /// the trash while `data/` is being listed: the transaction first checks that
+    /// `data/` is still the directory that was listed (no one can move it while the
+    /// write lock is held), and lists it again if not. Without that, rows written
+    /// into the new `data/` would look like rows whose file is missing.
+    ///
+    /// With a zero ``KVStorageOptions/orphanGracePeriod`` and writers at work, the
+    /// report may count as orphans files that were about to be recorded (their
+    /// writer then writes them again) or about to be deleted (their row is already
+    /// gone): the grace period exists to leave those alone.
+    ///
     /// Heavier than any other operation (O(n) in entries and files, and it holds the
     /// write lock while comparing them): the owner runs it in the background, or the
-    /// CLI on demand. It is never run on open.
+    /// CLI on demand. It is never run on open. ``DiskCache`` runs its background
+    /// check on a `KVStorage` of its own, so that the cache's lock stays free.
     ///
+    /// - Parameter afterListing: Called once `data/` has been listed and before the
+    ///   write transaction begins (so with no SQLite lock held), on the calling
+    ///   thread. A test hook: it lets a test pause the check at a known point.
+    ///   `nil` by default.
     /// - Returns: What was repaired.
     /// - Complexity: O(n + f) for n entries and f files, plus the integrity check,
     ///   which reads the whole manifest.
     /// - Throws: ``StashError``: `.databaseFailed`, `.ioFailed` if `data/` cannot be
     ///   listed, `.closed`.
-    func checkConsistency() throws(StashError) -> RepairReport {
+    func checkConsistency(afterListing: (() -> Void)? = nil) throws(StashError) -> RepairReport {
         var report = RepairReport()
         try flushAccessTimes()
 
@@ -138,11 +154,56 @@ extension KVStorage {
             return report
         }
 
-        // List data/ before the transaction: it can be long, and rows committed
-        // meanwhile are re-read inside the transaction.
         if let status = try? FileSystem.entryStatus(dataPath), status.type != .directory {
             report.unexpectedEntriesRemoved += 1
         }
+        var damagedFiles: [String] = []
+        var hook = afterListing
+        var attempt = 1
+        while true {
+            let outcome: Comparison
+            do {
+                outcome = try compareFilesAndRows(&report, damagedFiles: &damagedFiles, afterListing: hook)
+            } catch where error.code == .corrupted {
+                return RepairReport(manifestReset: true)
+            }
+            hook = nil
+            if outcome == .done { break }
+            // data/ was replaced (removeAll) between the listing and the transaction.
+            guard attempt < 3 else {
+                throw StashError(.ioFailed, "\(dataPath) kept being replaced while it was being checked")
+            }
+            attempt += 1
+        }
+        cachedTotals = nil
+        for name in damagedFiles {
+            removeDataFile(name)
+        }
+        if !report.isClean {
+            logger.notice("repaired the disk cache", metadata: ["report": "\(report)"])
+        }
+        return report
+    }
+
+    /// What one pass of ``compareFilesAndRows(_:damagedFiles:afterListing:)`` did.
+    private enum Comparison {
+        /// The files and rows were compared and repaired.
+        case done
+        /// `data/` was no longer the directory listed: nothing was changed.
+        case dataDirectoryReplaced
+    }
+
+    /// Lists `data/`, then in one write transaction compares it with the rows and
+    /// repairs what disagrees, adding to `report` and to `damagedFiles` (files to
+    /// delete after the commit); see ``checkConsistency(afterListing:)``.
+    ///
+    /// - Returns: ``Comparison/dataDirectoryReplaced``, with nothing changed or
+    ///   counted, if `data/` at ``dataPath`` is no longer the directory listed.
+    private func compareFilesAndRows(
+        _ report: inout RepairReport, damagedFiles: inout [String], afterListing: (() -> Void)?
+    ) throws(StashError) -> Comparison {
+        // List data/ before the transaction: it can be long, and rows committed
+        // meanwhile are re-read inside the transaction.
         repairDataDirectory()
         let directory: Int32
         do {
@@ -151,9 +212,11 @@ extension KVStorage {
             throw StashError(.ioFailed, "cannot open \(dataPath)", cause: error)
         }
         defer { FileSystem.closeDescriptor(directory) }
+        let listedIdentity: FileSystem.Identity
         var listing: [String: FileSystem.Status] = [:]
         var rawNames: [String: [CChar]] = [:]
         do {
+            listedIdentity = try FileSystem.status(ofDescriptor: directory).identity
             for entry in try FileSystem.entries(ofDirectory: directory) {
                 let status = entry.rawName.withUnsafeBufferPointer { raw in
                     raw.baseAddress.flatMap { try? FileSystem.entryStatus($0, in: directory) }
@@ -165,83 +228,81 @@ extension KVStorage {
         } catch {
             throw StashError(.ioFailed, "cannot list \(dataPath)", cause: error)
         }
+        afterListing?()
 
         let now = FileSystem.wallClockNow()
         let grace = options.orphanGracePeriod.nanosecondsClamped
-        var damagedFiles: [String] = []
-        do {
-            try perform("repairing the manifest") { connection throws(SQLiteError) in
-                try connection.transaction { () throws(SQLiteError) in
-                    var referenced: [String: (rowid: Int64, size: Int)] = [:]
-                    try connection.withStatement(Manifest.SQL.selectFiles) { statement throws(SQLiteError) in
-                        while try statement.step() == .row {
-                            if let name = statement.text(at: 1) {
-                                referenced[name] = (statement.int64(at: 0), Int(statement.int64(at: 2)))
-                            }
+        return try perform("repairing the manifest") { connection throws(SQLiteError) -> Comparison in
+            try connection.transaction { () throws(SQLiteError) -> Comparison in
+                // removeAll moves data/ to the trash inside its write transaction, so
+                // while this one holds the write lock data/ stays what it is now. If
+                // it is not the directory listed, the listing and `directory` are of
+                // the old one, and every row written since would look as if its file
+                // were missing: list again.
+                guard let current = try? FileSystem.entryStatus(dataPath),
+                      current.type == .directory, current.identity == listedIdentity
+                else { return .dataDirectoryReplaced }
+
+                var referenced: [String: (rowid: Int64, size: Int)] = [:]
+                try connection.withStatement(Manifest.SQL.selectFiles) { statement throws(SQLiteError) in
+                    while try statement.step() == .row {
+                        if let name = statement.text(at: 1) {
+                            referenced[name] = (statement.int64(at: 0), Int(statement.int64(at: 2)))
                         }
                     }
-
-                    // Files no row refers to.
-                    for (name, status) in listing where referenced[name] == nil {
-                        guard let raw = rawNames[name] else { continue }
-                        switch status.type {
-                        case .directory:
-                            if (try? trash.moveIn("\(dataPath)/\(name)", label: "data-unexpected")) != nil {
-                                report.unexpectedEntriesRemoved += 1
-                            }
-                        case .symbolicLink, .other:
-                            if Self.unlink(raw, in: directory) { report.unexpectedEntriesRemoved += 1 }
-                        case .regular:
-                            guard now.addingClamped(-status.modificationTime) >= grace else { continue }
-                            if Self.unlink(raw, in: directory) {
-                                if name.hasPrefix(".tmp-") {
-                                    report.temporaryFilesRemoved += 1
-                                } else {
-                                    report.orphanFilesRemoved += 1
-                                }
-                            }
-                        }
-                    }
-
-                    // Rows whose file is missing or damaged.
-                    for (name, row) in referenced {
-                        // A row committed after the listing has a file the listing missed.
-                        let status = listing[name] ?? (try? FileSystem.entryStatus(name, in: directory))
-                        if let status, status.type == .regular, status.size == Int64(row.size) { continue }
-                        try deleteRow(connection, rowid: row.rowid)
-                        if status == nil {
-                            report.missingFileEntriesRemoved += 1
-                        } else {
-                            report.damagedEntriesRemoved += 1
-                            damagedFiles.append(name)
-                        }
-                    }
-
-                    // Inline rows whose bytes do not match their size.
-                    let damagedInline = try connection.withStatement(Manifest.SQL.selectDamagedInline) { statement throws(SQLiteError) in
-                        var rowids: [Int64] = []
-                        while try statement.step() == .row { rowids.append(statement.int64(at: 0)) }
-                        return rowids
-                    }
-                    for rowid in damagedInline {
-                        try deleteRow(connection, rowid: rowid)
-                        report.damagedEntriesRemoved += 1
-                    }
-
-                    report.totalsCorrected = try Manifest.recountTotals(connection).corrected
                 }
+
+                // Files no row refers to.
+                for (name, status) in listing where referenced[name] == nil {
+                    guard let raw = rawNames[name] else { continue }
+                    switch status.type {
+                    case .directory:
+                        if (try? trash.moveIn("\(dataPath)/\(name)", label: "data-unexpected")) != nil {
+                            report.unexpectedEntriesRemoved += 1
+                        }
+                    case .symbolicLink, .other:
+                        if Self.unlink(raw, in: directory) { report.unexpectedEntriesRemoved += 1 }
+                    case .regular:
+                        guard now.addingClamped(-status.modificationTime) >= grace else { continue }
+                        if Self.unlink(raw, in: directory) {
+                            if name.hasPrefix(".tmp-") {
+                                report.temporaryFilesRemoved += 1
+                            } else {
+                                report.orphanFilesRemoved += 1
+                            }
+                        }
+                    }
+                }
+
+                // Rows whose file is missing or damaged.
+                for (name, row) in referenced {
+                    // A row committed after the listing has a file the listing missed.
+                    let status = listing[name] ?? (try? FileSystem.entryStatus(name, in: directory))
+                    if let status, status.type == .regular, status.size == Int64(row.size) { continue }
+                    try deleteRow(connection, rowid: row.rowid)
+                    if status == nil {
+                        report.missingFileEntriesRemoved += 1
+                    } else {
+                        report.damagedEntriesRemoved += 1
+                        damagedFiles.append(name)
+                    }
+                }
+
+                // Inline rows whose bytes do not match their size.
+                let damagedInline = try connection.withStatement(Manifest.SQL.selectDamagedInline) { statement throws(SQLiteError) in
+                    var rowids: [Int64] = []
+                    while try statement.step() == .row { rowids.append(statement.int64(at: 0)) }
+                    return rowids
+                }
+                for rowid in damagedInline {
+                    try deleteRow(connection, rowid: rowid)
+                    report.damagedEntriesRemoved += 1
+                }
+
+                report.totalsCorrected = try Manifest.recountTotals(connection).corrected
+                return .done
             }
-        } catch where error.code == .corrupted {
-            return RepairReport(manifestReset: true)
         }
-        cachedTotals = nil
-        for name in damagedFiles {
-            removeDataFile(name)
-        }
-        if !report.isClean {
-            logger.notice("repaired the disk cache", metadata: ["report": "\(report)"])
-        }
-        return report
     }
 
     /// Deletes the row `rowid`.

@@ -95,18 +95,33 @@ extension KVStorage {
     /// `-wal` and `-shm` the same mode), refusing to follow a link. An entry that is
     /// not a regular file (a link, a directory, a FIFO) is moved into the trash.
     ///
-    /// - Returns: The file's identity, or `nil` if it could not be inspected (SQLite
-    ///   will then report why it cannot open it).
+    /// Never opens (and so never closes) a descriptor of an existing manifest: SQLite
+    /// holds POSIX advisory (`fcntl`) locks on it, and closing ANY descriptor of a
+    /// file releases all of the process's locks on that file, including those of
+    /// another ``KVStorage`` open in this process (the background consistency check
+    /// opens one beside the cache's). Without its shared lock, the other instance
+    /// looks absent to other processes: the last one of them to close would take
+    /// itself for the last connection, checkpoint without locks and delete the
+    /// `-wal` and `-shm` under the live instance, whose later commits other
+    /// processes would then not see. So an existing file is only `lstat`ed, and a
+    /// missing one is created under a temporary name, closed, then hard-linked into
+    /// place (see ``createManifestFile()``).
+    ///
+    /// - Returns: The file's identity, or `nil` if it could not be inspected or
+    ///   created (SQLite will then report why it cannot open it).
+    /// - Complexity: O(1): a few `lstat`s, plus creating the file when missing.
     func prepareManifestFile() -> FileSystem.Identity? {
-        for _ in 0..<2 {
-            let descriptor = open(manifestPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-            if descriptor >= 0 {
-                defer { FileSystem.closeDescriptor(descriptor) }
-                guard let status = try? FileSystem.status(ofDescriptor: descriptor) else { return nil }
-                if status.type == .regular { return status.identity }
-            } else if ![ELOOP, EMLINK, EISDIR, ENXIO].contains(errno) {
+        for _ in 0..<3 {
+            let status: FileSystem.Status
+            do throws(SystemCallError) {
+                status = try FileSystem.entryStatus(manifestPath)
+            } catch where error.errno == ENOENT {
+                guard createManifestFile() else { return nil }
+                continue
+            } catch {
                 return nil
             }
+            if status.type == .regular { return status.identity }
             logger.error("manifest.sqlite is not a regular file; moving it to the trash")
             do {
                 try trash.moveIn(manifestPath, label: "manifest-damaged")
@@ -116,6 +131,34 @@ extension KVStorage {
             }
         }
         return nil
+    }
+
+    /// Creates an empty `manifest.sqlite` (mode 0600) unless one exists, without
+    /// ever holding a descriptor of a file at that path that SQLite could have open:
+    /// the file is created as `.manifest-new-<random>` in the cache directory,
+    /// closed, then hard-linked to `manifest.sqlite` (which fails harmlessly if
+    /// another instance created it first) and the temporary name removed.
+    ///
+    /// On a file system without hard links it falls back to `O_CREAT | O_EXCL` on
+    /// the final name: the file is new, so only an instance opening it in the
+    /// instant before the descriptor is closed could lose its locks.
+    ///
+    /// - Returns: Whether `manifest.sqlite` may now exist (created here or by
+    ///   someone else); `false` if it could not be created.
+    private func createManifestFile() -> Bool {
+        let temporary = "\(directory)/.manifest-new-\(FileSystem.randomHex(byteCount: 8))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        FileSystem.closeDescriptor(descriptor)
+        defer { unlink(temporary) }
+        if link(temporary, manifestPath) == 0 || errno == EEXIST { return true }
+        // No hard links here (EPERM, ENOTSUP, EXDEV…): create the final name directly.
+        let direct = open(manifestPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if direct >= 0 {
+            FileSystem.closeDescriptor(direct)
+            return true
+        }
+        return errno == EEXIST
     }
 
     /// Recovers from corruption found while `action` was under way: sets the

@@ -8,8 +8,9 @@ import Stash
 /// For a DiskCache, a run opens it twice:
 /// 1. `DiskCache(directory:)` is timed until it returns ("init"), then one read is
 ///    issued at once, as an app would ("first read"): the consistency check that
-///    the cache starts in the background holds the cache's lock while it runs, so
-///    this read may wait for it. The run then waits for the check to end and
+///    the cache starts in the background runs without the cache's lock (on a
+///    connection of its own), so this read does not wait for it, though it shares
+///    the disk and CPU with it. The run then waits for the check to end and
 ///    closes the cache.
 /// 2. The cache is opened again and, once its background check is over ("check":
 ///    from init's return to the check's end), one other entry is read ("first

@@ -279,7 +279,7 @@ extension BenchReport {
                  time(result.medianTimeToFirstRead), time(result.medianCheck), time(result.medianFirstReadAfterCheck)]
             },
             notes: [
-                "median of \(runCount) interleaved runs. init: until DiskCache(directory:) returns (for raw SQLite: open, WAL, schema, two prepared statements). first read: issued as soon as init returns; DiskCache's background consistency check holds the cache's lock while it runs, so this read waits for it whenever the check takes the lock first (the slowest run shows it).",
+                "median of \(runCount) interleaved runs. init: until DiskCache(directory:) returns (for raw SQLite: open, WAL, schema, two prepared statements). first read: issued as soon as init returns; DiskCache's background consistency check runs without the cache's lock (on a connection of its own), so this read does not wait for it, but shares the disk and CPU with it (the slowest run shows it).",
                 "background check: from init's return until the check DiskCache starts after opening has finished (a second open). first read after check: a read once it has finished. Warm page cache.",
             ])
     }
