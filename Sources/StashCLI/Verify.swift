@@ -55,7 +55,6 @@ struct Verify: ParsableCommand {
     static func text(_ report: RepairReport) -> String {
         let rows: [(String, String)] = [
             ("orphan files removed", "\(report.orphanFilesRemoved)"),
-            ("temporary files removed", "\(report.temporaryFilesRemoved)"),
             ("unexpected entries removed", "\(report.unexpectedEntriesRemoved)"),
             ("entries with missing files removed", "\(report.missingFileEntriesRemoved)"),
             ("damaged entries removed", "\(report.damagedEntriesRemoved)"),

@@ -21,13 +21,11 @@ import Darwin
 ///
 /// A value type: `Sendable`, safe to share between threads.
 public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
-    /// Files in `data/` that no entry referred to, older than the grace period
-    /// (1 hour by default), deleted. Younger ones are left alone: another process
-    /// may be about to record them.
+    /// Files in `data/` that no entry referred to (left by a crash before their
+    /// entry was recorded, or by a deletion that failed), older than the grace
+    /// period (1 hour by default), deleted. Younger ones are left alone: another
+    /// process may be about to record them.
     public var orphanFilesRemoved: Int
-    /// Abandoned temporary files (`.tmp-…`, left by a crash mid-write) older than
-    /// the grace period, deleted.
-    public var temporaryFilesRemoved: Int
     /// Entries in `data/` that Stash never creates (symbolic links, directories,
     /// devices), removed without following them.
     public var unexpectedEntriesRemoved: Int
@@ -47,7 +45,6 @@ public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
     /// clean report.
     public init(
         orphanFilesRemoved: Int = 0,
-        temporaryFilesRemoved: Int = 0,
         unexpectedEntriesRemoved: Int = 0,
         missingFileEntriesRemoved: Int = 0,
         damagedEntriesRemoved: Int = 0,
@@ -55,7 +52,6 @@ public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
         manifestReset: Bool = false
     ) {
         self.orphanFilesRemoved = orphanFilesRemoved
-        self.temporaryFilesRemoved = temporaryFilesRemoved
         self.unexpectedEntriesRemoved = unexpectedEntriesRemoved
         self.missingFileEntriesRemoved = missingFileEntriesRemoved
         self.damagedEntriesRemoved = damagedEntriesRemoved
@@ -65,7 +61,7 @@ public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
 
     /// The number of files and entries removed, in all categories.
     public var repairedCount: Int {
-        orphanFilesRemoved + temporaryFilesRemoved + unexpectedEntriesRemoved
+        orphanFilesRemoved + unexpectedEntriesRemoved
             + missingFileEntriesRemoved + damagedEntriesRemoved
     }
 
@@ -81,7 +77,6 @@ public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
         var parts: [String] = []
         if manifestReset { parts.append("manifest damaged: set aside, cache restarted empty") }
         if orphanFilesRemoved > 0 { parts.append("\(orphanFilesRemoved) orphan files removed") }
-        if temporaryFilesRemoved > 0 { parts.append("\(temporaryFilesRemoved) abandoned temporary files removed") }
         if unexpectedEntriesRemoved > 0 { parts.append("\(unexpectedEntriesRemoved) unexpected entries removed") }
         if missingFileEntriesRemoved > 0 { parts.append("\(missingFileEntriesRemoved) entries with missing files removed") }
         if damagedEntriesRemoved > 0 { parts.append("\(damagedEntriesRemoved) damaged entries removed") }
@@ -264,13 +259,7 @@ extension KVStorage {
                         if Self.unlink(raw, in: directory) { report.unexpectedEntriesRemoved += 1 }
                     case .regular:
                         guard now.addingClamped(-status.modificationTime) >= grace else { continue }
-                        if Self.unlink(raw, in: directory) {
-                            if name.hasPrefix(".tmp-") {
-                                report.temporaryFilesRemoved += 1
-                            } else {
-                                report.orphanFilesRemoved += 1
-                            }
-                        }
+                        if Self.unlink(raw, in: directory) { report.orphanFilesRemoved += 1 }
                     }
                 }
 

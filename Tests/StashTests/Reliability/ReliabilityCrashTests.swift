@@ -108,13 +108,13 @@ import Darwin
                 stderrPath: directory.appending("stderr-\(run).txt"))
             // Kill after this many acknowledgements: either at once, or during the next
             // operation of a chosen kind (file write, inline write, remove), after a
-            // chosen number of the file-system events it causes (temporary file created,
-            // written, renamed; WAL appended; old file deleted). So kills land at every
+            // chosen number of the file-system events it causes (value file created,
+            // written, closed; WAL appended; old file deleted). So kills land at every
             // step of the write protocol, chosen by the seeded generator, not by time.
             let killAfter = Int.random(in: 1...40, using: &rng)
             let trigger = Int.random(in: 0..<4, using: &rng)
-            // A file write causes about six events (create, write, close, rename, WAL,
-            // old file deleted); an inline write or a remove one or two (WAL appends;
+            // A file write causes about five events (create, write, close, WAL, old
+            // file deleted); an inline write or a remove one or two (WAL appends;
             // repeated ones may be merged by inotify).
             let eventsBeforeKill = Int.random(in: 1...(trigger == 1 ? 6 : 2), using: &rng)
             let watcher = DirectoryWatcher([cachePath, "\(cachePath)/data"])
@@ -186,21 +186,19 @@ import Darwin
 
             let report = try expectConsistentDirectory(cachePath, allowOrphans: true)
             repairs.orphanFilesRemoved += report.orphanFilesRemoved
-            repairs.temporaryFilesRemoved += report.temporaryFilesRemoved
         }
 
         let summary = InFlight.allCases.map { "\($0.rawValue): \(inFlightCounts[$0, default: 0])" }.joined(separator: ", ")
         print("""
             Reliability crash: \(killPoints) kill points survived, \(acknowledged) acknowledged operations checked; \
             in flight when killed: \(summary); in-flight operations that landed: \(landed); \
-            left behind and removed by the consistency check: \(repairs.temporaryFilesRemoved) temporary files, \
-            \(repairs.orphanFilesRemoved) orphan files
+            left behind and removed by the consistency check: \(repairs.orphanFilesRemoved) orphan files
             """)
         #expect(inFlightCounts[.largeWrite, default: 0] > 0 && inFlightCounts[.smallWrite, default: 0] > 0)
         if DirectoryWatcher([cachePath]) != nil {
             // Kills chosen by file-system events land inside file writes: some leave
-            // a temporary or renamed-but-unrecorded file behind.
-            #expect(repairs.temporaryFilesRemoved + repairs.orphanFilesRemoved > 0)
+            // a written-but-unrecorded file behind.
+            #expect(repairs.orphanFilesRemoved > 0)
         }
     }
 }

@@ -388,7 +388,7 @@ func dataDirectoryEntries(_ directory: String) -> Set<String> {
 /// Checks a cache directory nobody is writing to: the manifest opens, a consistency
 /// check with a zero grace period finds no row without its file and no damage, and
 /// afterwards `data/` holds exactly the files rows refer to, and the totals equal a
-/// full count. Returns the check's report (orphans and temporary files it removed).
+/// full count. Returns the check's report (the orphan files it removed).
 @discardableResult
 func expectConsistentDirectory(
     _ directory: String, allowOrphans: Bool, sourceLocation: SourceLocation = #_sourceLocation
