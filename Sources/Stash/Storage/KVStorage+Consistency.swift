@@ -97,7 +97,7 @@ extension KVStorage {
     /// the wrong length, and recompute the totals if they drifted. Damaged rows'
     /// files are deleted after the commit.
     ///
-    /// Safe with other instances writing meanwhile: a file renamed into `data/` but
+    /// Safe with other instances writing meanwhile: a file written into `data/` but
     /// not yet recorded is protected by the grace period and, should it be deleted
     /// anyway, by the writer's check inside its own transaction (it writes the file
     /// again).

@@ -48,9 +48,9 @@ struct KVStorageOptions: Sendable {
     ///
     /// When `false` (a cache's usual trade-off), a file value is not `fsync`ed and
     /// SQLite runs with `synchronous = NORMAL`: a power loss can lose the most
-    /// recent writes, but never yields torn bytes, because a file is renamed into
-    /// place only after it was completely written, and its row is committed only
-    /// after the rename; a reader also checks the file's size against the row.
+    /// recent writes, but a process crash never yields torn bytes, because a row is
+    /// committed only after its file was completely written and closed; a reader
+    /// also checks the file's size against the row.
     /// When `true`, each file and the `data/` directory are `fsync`ed before the
     /// row is committed, and SQLite runs with `synchronous = FULL`.
     var synchronous = false
