@@ -28,6 +28,13 @@ struct FileNameGenerator {
         return z ^ (z >> 31)
     }
 
+    /// A one-off random name of `hexDigits` (at most 32) lowercase hex digits, for
+    /// names made rarely (trash entries, a manifest set aside): one system call.
+    static func randomName(hexDigits: Int) -> String {
+        var generator = FileNameGenerator()
+        return String(generator.next().prefix(hexDigits))
+    }
+
     /// A fresh name: 32 lowercase hex digits.
     ///
     /// - Complexity: O(1); no system call.

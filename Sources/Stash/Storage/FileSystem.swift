@@ -284,19 +284,6 @@ enum FileSystem {
         return overflow ? .max : Int(clamping: bytes)
     }
 
-    /// `byteCount` random bytes from the system generator, as lowercase hex.
-    static func randomHex(byteCount: Int = 16) -> String {
-        var generator = SystemRandomNumberGenerator()
-        var text = ""
-        text.reserveCapacity(byteCount * 2)
-        // One system call per 8 bytes, not per byte.
-        while text.utf8.count < byteCount * 2 {
-            let word = String(generator.next() as UInt64, radix: 16)
-            text += String(repeating: "0", count: 16 - word.utf8.count) + word
-        }
-        return String(text.prefix(byteCount * 2))
-    }
-
     /// The wall-clock time in nanoseconds since the Unix epoch, the scale of file
     /// modification times (independent of any injected ``CacheClock``).
     static func wallClockNow() -> Int64 {

@@ -146,7 +146,7 @@ extension KVStorage {
     /// - Returns: Whether `manifest.sqlite` may now exist (created here or by
     ///   someone else); `false` if it could not be created.
     private func createManifestFile() -> Bool {
-        let temporary = "\(directory)/.manifest-new-\(FileSystem.randomHex(byteCount: 8))"
+        let temporary = "\(directory)/.manifest-new-\(FileNameGenerator.randomName(hexDigits: 16))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return false }
         FileSystem.closeDescriptor(descriptor)
@@ -195,7 +195,7 @@ extension KVStorage {
             }
             moveOldSetAsideManifestsToTrash()
             let seconds = FileSystem.wallClockNow() / 1_000_000_000
-            let asideName = "\(Manifest.fileName).\(label)-\(seconds)-\(FileSystem.randomHex(byteCount: 4))"
+            let asideName = "\(Manifest.fileName).\(label)-\(seconds)-\(FileNameGenerator.randomName(hexDigits: 8))"
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 do throws(SystemCallError) {
                     try FileSystem.rename(manifestPath + suffix, to: "\(directory)/\(asideName)\(suffix)")

@@ -637,31 +637,32 @@ final class KVStorage {
     ///
     /// - Returns: Whether the row was removed (`false`: the entry changed or vanished).
     func removeDamagedEntry(_ key: String, filename: String) throws(StashError) -> Bool {
-        pendingAccessTimes[key] = nil
-        do {
-            return try perform("removing damaged \(Self.describe(key))") { connection throws(SQLiteError) in
-                try connection.withStatement(Manifest.SQL.deleteKeyWithFile) { statement throws(SQLiteError) in
-                    try statement.bind(key, at: 1)
-                    try statement.bind(filename, at: 2)
-                    try statement.step()
-                    let removed = connection.changes > 0
-                    if removed { cachedTotals = nil }
-                    return removed
-                }
-            }
-        } catch where error.code == .corrupted {
-            return true
+        try removeDamagedRow(key, Manifest.SQL.deleteKeyWithFile) { statement throws(SQLiteError) in
+            try statement.bind(filename, at: 2)
         }
     }
 
     /// Removes `key`'s inline entry if it is still inline with the damaged `size`.
+    ///
+    /// - Returns: Whether the row was removed (`false`: the entry changed or vanished).
     func removeDamagedInlineEntry(_ key: String, size: Int) throws(StashError) -> Bool {
+        try removeDamagedRow(key, Manifest.SQL.deleteInlineKey) { statement throws(SQLiteError) in
+            try statement.bind(Int64(size), at: 2)
+        }
+    }
+
+    /// Runs `sql`, a `DELETE` of `key`'s row (parameter 1) under a condition that
+    /// `bindCondition` binds, so that a row another instance replaced meanwhile is
+    /// kept. A manifest found damaged counts as removed: it was reset.
+    private func removeDamagedRow(
+        _ key: String, _ sql: StaticString, bindCondition: (SQLiteStatement) throws(SQLiteError) -> Void
+    ) throws(StashError) -> Bool {
         pendingAccessTimes[key] = nil
         do {
             return try perform("removing damaged \(Self.describe(key))") { connection throws(SQLiteError) in
-                try connection.withStatement(Manifest.SQL.deleteInlineKey) { statement throws(SQLiteError) in
+                try connection.withStatement(sql) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
-                    try statement.bind(Int64(size), at: 2)
+                    try bindCondition(statement)
                     try statement.step()
                     let removed = connection.changes > 0
                     if removed { cachedTotals = nil }

@@ -40,7 +40,7 @@ struct Trash: Sendable {
     @discardableResult
     func moveIn(_ itemPath: String, label: String) throws(SystemCallError) -> String? {
         _ = try? FileSystem.makeDirectory(path)
-        let target = "\(path)/\(label)-\(FileSystem.randomHex(byteCount: 8))"
+        let target = "\(path)/\(label)-\(FileNameGenerator.randomName(hexDigits: 16))"
         do {
             try FileSystem.rename(itemPath, to: target)
             return target
