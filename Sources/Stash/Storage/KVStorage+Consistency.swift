@@ -238,6 +238,7 @@ extension KVStorage {
                       current.type == .directory, current.identity == listedIdentity
                 else { return .dataDirectoryReplaced }
 
+                var totals = Manifest.TotalsChange()
                 var referenced: [String: (rowid: Int64, size: Int)] = [:]
                 try connection.withStatement(Manifest.SQL.selectFiles) { statement throws(SQLiteError) in
                     while try statement.step() == .row {
@@ -268,7 +269,7 @@ extension KVStorage {
                     // A row committed after the listing has a file the listing missed.
                     let status = listing[name] ?? (try? FileSystem.entryStatus(name, in: directory))
                     if let status, status.type == .regular, status.size == Int64(row.size) { continue }
-                    try deleteRow(connection, rowid: row.rowid)
+                    try deleteRow(connection, rowid: row.rowid, totals: &totals)
                     if status == nil {
                         report.missingFileEntriesRemoved += 1
                     } else {
@@ -284,21 +285,14 @@ extension KVStorage {
                     return rowids
                 }
                 for rowid in damagedInline {
-                    try deleteRow(connection, rowid: rowid)
+                    try deleteRow(connection, rowid: rowid, totals: &totals)
                     report.damagedEntriesRemoved += 1
                 }
 
+                try Manifest.adjustTotals(connection, by: totals)
                 report.totalsCorrected = try Manifest.recountTotals(connection).corrected
                 return .done
             }
-        }
-    }
-
-    /// Deletes the row `rowid`.
-    private func deleteRow(_ connection: SQLiteConnection, rowid: Int64) throws(SQLiteError) {
-        try connection.withStatement(Manifest.SQL.deleteRow) { statement throws(SQLiteError) in
-            try statement.bind(rowid, at: 1)
-            try statement.step()
         }
     }
 

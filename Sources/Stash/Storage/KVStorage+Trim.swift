@@ -61,6 +61,7 @@ extension KVStorage {
                     removed += changes
                     progress?(min(removed, total), total)
                 }
+                try Manifest.setTotalsToZero(connection)
                 // Still holding the write lock: no other instance can commit a row for
                 // a file in the old data/ after this point (see setValue's liveness check).
                 do {
@@ -295,12 +296,11 @@ extension KVStorage {
             let victims = try perform(action()) { connection throws(SQLiteError) in
                 try connection.transaction { () throws(SQLiteError) -> [Victim] in
                     let victims = try select(connection)
+                    var totals = Manifest.TotalsChange()
                     for victim in victims {
-                        try connection.withStatement(Manifest.SQL.deleteRow) { statement throws(SQLiteError) in
-                            try statement.bind(victim.rowid, at: 1)
-                            try statement.step()
-                        }
+                        try deleteRow(connection, rowid: victim.rowid, totals: &totals)
                     }
+                    try Manifest.adjustTotals(connection, by: totals)
                     return victims
                 }
             }
@@ -315,6 +315,16 @@ extension KVStorage {
             reclaimFreePages()
         }
         return removed
+    }
+
+    /// Deletes the row `rowid`, if it is still there, and takes it off `totals`.
+    func deleteRow(_ connection: SQLiteConnection, rowid: Int64, totals: inout Manifest.TotalsChange) throws(SQLiteError) {
+        try connection.withStatement(Manifest.SQL.deleteRow) { statement throws(SQLiteError) in
+            try statement.bind(rowid, at: 1)
+            while try statement.step() == .row {
+                totals.remove(returnedBy: statement)
+            }
+        }
     }
 
     /// Runs `sql` and collects (rowid, filename, size) rows, after `bind` has bound

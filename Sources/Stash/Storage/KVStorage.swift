@@ -352,15 +352,20 @@ final class KVStorage {
                     if let file, !isLive(file) {
                         return .fileLost
                     }
-                    let previous = try connection.withStatement(Manifest.SQL.selectFilename) { statement throws(SQLiteError) in
+                    var totals = Manifest.TotalsChange()
+                    let previousFilename = try connection.withStatement(Manifest.SQL.selectPrevious) { statement throws(SQLiteError) in
                         try statement.bind(key, at: 1)
-                        return try statement.step() == .row ? statement.text(at: 0) : nil
+                        guard try statement.step() == .row else { return nil as String? }
+                        totals.remove(returnedBy: statement)
+                        return statement.text(at: 0)
                     }
+                    totals.add(size: value.count, hasFile: file != nil)
                     try upsert(
                         connection, key: key, filename: file?.name, value: isInline ? value : nil, size: value.count,
                         now: now, expiration: expiration, extendedData: extendedData
                     )
-                    return .stored(previousFilename: previous)
+                    try Manifest.adjustTotals(connection, by: totals)
+                    return .stored(previousFilename: previousFilename)
                 }
             } catch {
                 if let file { removeDataFile(file.name) }
@@ -594,12 +599,8 @@ final class KVStorage {
         let result: (removed: Bool, filename: String?)
         do {
             result = try perform("removing \(Self.describe(key))") { connection throws(SQLiteError) in
-                try connection.withStatement(Manifest.SQL.deleteKey) { statement throws(SQLiteError) in
+                try deleteReturningFilename(connection, Manifest.SQL.deleteKey) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
-                    guard try statement.step() == .row else { return (false, nil) }
-                    let filename = statement.text(at: 0)
-                    while try statement.step() == .row {}
-                    return (true, filename)
                 }
             }
         } catch where error.code == .corrupted {
@@ -617,15 +618,12 @@ final class KVStorage {
         let filename: String?
         do {
             filename = try perform("removing expired \(Self.describe(key))") { connection throws(SQLiteError) in
-                try connection.withStatement(Manifest.SQL.deleteExpiredKey) { statement throws(SQLiteError) -> String? in
+                let result = try deleteReturningFilename(connection, Manifest.SQL.deleteExpiredKey) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
                     try statement.bind(now, at: 2)
-                    guard try statement.step() == .row else { return nil }
-                    cachedTotals = nil
-                    let filename = statement.text(at: 0)
-                    while try statement.step() == .row {}
-                    return filename
                 }
+                if result.removed { cachedTotals = nil }
+                return result.filename
             }
         } catch where error.code == .corrupted {
             return
@@ -660,17 +658,38 @@ final class KVStorage {
         pendingAccessTimes[key] = nil
         do {
             return try perform("removing damaged \(Self.describe(key))") { connection throws(SQLiteError) in
-                try connection.withStatement(sql) { statement throws(SQLiteError) in
+                let removed = try deleteReturningFilename(connection, sql) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
                     try bindCondition(statement)
-                    try statement.step()
-                    let removed = connection.changes > 0
-                    if removed { cachedTotals = nil }
-                    return removed
-                }
+                }.removed
+                if removed { cachedTotals = nil }
+                return removed
             }
         } catch where error.code == .corrupted {
             return true
+        }
+    }
+
+    /// In one transaction, runs `sql`, a `DELETE` of at most one row returning
+    /// (filename, size), after `bind` has bound its parameters, and takes the
+    /// removed row off the totals.
+    ///
+    /// - Returns: Whether a row was removed, and its file, if it had one.
+    private func deleteReturningFilename(
+        _ connection: SQLiteConnection, _ sql: StaticString, bind: (SQLiteStatement) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) -> (removed: Bool, filename: String?) {
+        try connection.transaction { () throws(SQLiteError) in
+            var totals = Manifest.TotalsChange()
+            let result = try connection.withStatement(sql) { statement throws(SQLiteError) -> (removed: Bool, filename: String?) in
+                try bind(statement)
+                guard try statement.step() == .row else { return (false, nil) }
+                totals.remove(returnedBy: statement)
+                let filename = statement.text(at: 0)
+                while try statement.step() == .row {}
+                return (true, filename)
+            }
+            try Manifest.adjustTotals(connection, by: totals)
+            return result
         }
     }
 
@@ -678,7 +697,7 @@ final class KVStorage {
 
     /// The number of entries, expired ones included until they are removed.
     ///
-    /// - Complexity: O(1): a counter maintained by triggers in the manifest, cached
+    /// - Complexity: O(1): a counter every write keeps in the manifest, cached
     ///   in memory while `PRAGMA data_version` shows no other connection committed.
     /// - Throws: ``StashError``: `.databaseFailed`, `.closed`.
     func totalCount() throws(StashError) -> Int {

@@ -98,7 +98,7 @@ import Testing
         try storage.setValue(testBytes(20), forKey: "b")
         let connection = try fixture.rawConnection()
         try connection.execute("UPDATE manifest_totals SET count = 7, size = 1")
-        try connection.execute("UPDATE manifest SET size = 99 WHERE key = 'b'")  // the trigger adds 79
+        try connection.execute("UPDATE manifest SET size = 99 WHERE key = 'b'")  // the totals do not follow
         #expect(try storage.value(forKey: "b") == nil)  // wrong length: a miss, and removed
         #expect(try storage.totalCount() == 6)
 

@@ -107,6 +107,8 @@ import Testing
             }
             #expect(try storage.totalCount() == model.entries.count, context)
             #expect(try storage.totalSize() == model.totalSize, context)
+            let fileCount = model.entries.values.filter { !kind.storesInline(size: $0.value.count) }.count
+            #expect(try storage.totals().fileCount == fileCount, context)
         }
 
         // Files on disk are exactly those of the model's file-stored values.

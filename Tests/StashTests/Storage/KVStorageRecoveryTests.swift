@@ -146,6 +146,44 @@ import Testing
         #expect(fixture.log.messages(at: .warning).isEmpty && fixture.log.messages(at: .error).isEmpty)
     }
 
+    @Test func schemaVersion2IsMigrated() throws {
+        let fixture = try StorageFixture()
+        try populateAndClose(fixture, count: 30)
+        do {
+            // Version 2 kept the totals with triggers.
+            let connection = try fixture.rawConnection()
+            try connection.execute("""
+                CREATE TRIGGER manifest_after_insert AFTER INSERT ON manifest BEGIN
+                    UPDATE manifest_totals SET count = count + 1, size = size + NEW.size,
+                        file_count = file_count + (NEW.filename IS NOT NULL) WHERE id = 0;
+                END;
+                CREATE TRIGGER manifest_after_delete AFTER DELETE ON manifest BEGIN
+                    UPDATE manifest_totals SET count = count - 1, size = size - OLD.size,
+                        file_count = file_count - (OLD.filename IS NOT NULL) WHERE id = 0;
+                END;
+                CREATE TRIGGER manifest_after_update AFTER UPDATE OF size, filename ON manifest BEGIN
+                    UPDATE manifest_totals SET size = size - OLD.size + NEW.size,
+                        file_count = file_count - (OLD.filename IS NOT NULL) + (NEW.filename IS NOT NULL) WHERE id = 0;
+                END;
+                PRAGMA user_version = 2;
+                """)
+            connection.close()
+        }
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))
+        #expect(try storage.totalCount() == 30)
+        // Were a trigger left, these would be counted twice.
+        try storage.setValue(testBytes(100), forKey: "new")
+        try storage.setValue(testBytes(3000), forKey: "key-1")
+        #expect(try storage.removeValue(forKey: "key-2"))
+        #expect(try storage.totalCount() == 30)
+        #expect(try storage.checkConsistency().isClean)
+        storage.close()
+
+        let connection = try fixture.rawConnection()
+        #expect(try connection.scalarInt64("PRAGMA user_version") == Manifest.schemaVersion)
+        #expect(try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 0)
+    }
+
     @Test func newerSchemaVersionIsSetAside() throws {
         let fixture = try StorageFixture()
         try populateAndClose(fixture, count: 3)
