@@ -121,7 +121,9 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One indexed `SELECT`, O(log n), plus reading the value.
     ///   Blocks on disk I/O. Thread-safe.
     public func value(forKey key: String) throws(StashError) -> Value? {
-        try valueWithMetadata(forKey: key)?.value
+        let key = Self.storedKey(key)
+        guard let item = try freshItem(forKey: key) else { return nil }
+        return try decode(item, forKey: key)
     }
 
     /// A value read back, with what ``Cache`` needs to promote it into memory.
@@ -134,11 +136,20 @@ public final class DiskCache<Value: Sendable>: Sendable {
     }
 
     /// `value(forKey:)`, with the value's encoded size and expiration.
+    ///
+    /// (`value(forKey:)` does not go through this: building a `Found`, a generic
+    /// type, costs a metadata lookup per call in unspecialised code.)
     func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
         let key = Self.storedKey(key)
-        // The age limit is read, and an entry past it removed, under the same
-        // lock as the read.
-        let read = try core.withStorage { storage throws(StashError) -> KVStorage.Item? in
+        guard let item = try freshItem(forKey: key), let value = try decode(item, forKey: key) else { return nil }
+        return Found(value: value, size: item.size, expiration: item.expirationTime)
+    }
+
+    /// The entry for `key` (in stored form) unless there is none or it is past the
+    /// age limit. The age limit is read, and an entry past it removed, under the
+    /// same lock as the read.
+    private func freshItem(forKey key: String) throws(StashError) -> KVStorage.Item? {
+        try core.withStorage { storage throws(StashError) -> KVStorage.Item? in
             guard let item = try storage.value(forKey: key) else { return nil }
             if core.isTooOld(modificationTime: item.modificationTime) {
                 _ = try storage.removeValue(forKey: key)
@@ -146,9 +157,13 @@ public final class DiskCache<Value: Sendable>: Sendable {
             }
             return item
         }
-        guard let item = read else { return nil }
+    }
+
+    /// Decodes `item`'s bytes; a value that fails to decode is removed and logged,
+    /// and reads as `nil`.
+    private func decode(_ item: KVStorage.Item, forKey key: String) throws(StashError) -> Value? {
         do {
-            return Found(value: try core.codec.decode(item.value), size: item.size, expiration: item.expirationTime)
+            return try core.codec.decode(item.value)
         } catch {
             core.logger.error(
                 "could not decode a stored value; removing it",
