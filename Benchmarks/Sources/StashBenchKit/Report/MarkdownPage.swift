@@ -95,9 +95,9 @@ extension BenchReport {
 
         """
         if let recommendation = recommendedInlineThreshold {
-            out += "### Recommended default inline threshold: \(byteSizeText(recommendation.bytes))\n\n"
-            out += "**\(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes)**; the current default "
-            out += "is \(byteSizeText(DiskStorageKind.defaultInlineThreshold)). "
+            out += "### Inline threshold: lower bound \(byteSizeText(recommendation.bytes))\n\n"
+            out += "**\(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes)**; the library's default "
+            out += "is \(byteSizeText(DiskStorageKind.defaultInlineThreshold)) (`DiskStorageKind.defaultInlineThreshold` says why). "
             out += "The crossover measurement times DiskCache with every value inline (`.sqlite`) against every value "
             out += "in a file (`.file`) at 1 KiB to 1 MiB. Where files become cheaper:\n\n"
             out += "| file system | `.file` write of 1 KiB | write | read | 1 write + 1 read | 1 write + 4 reads |\n"
@@ -111,7 +111,7 @@ extension BenchReport {
             }
             out += "\n"
             out += "Read crossovers move little from one file system to another; write crossovers follow what "
-            out += "creating a file costs. The recommendation weights one write against four reads (the 80% reads of "
+            out += "creating a file costs. The lower bound weights one write against four reads (the 80% reads of "
             out += "the memory section's Zipf mix: a cache reads a value more often than it writes it), takes the file "
             out += "system where writing a small value to a file is cheapest (\(recommendation.run.fileSystem): a lower "
             out += "bound, since wherever files cost more to create inline storage wins up to larger sizes), and rounds "

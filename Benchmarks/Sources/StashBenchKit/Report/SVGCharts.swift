@@ -190,7 +190,7 @@ extension BenchReport {
             (Double(DiskStorageKind.defaultInlineThreshold), "current default \(byteSizeText(DiskStorageKind.defaultInlineThreshold))", "#7f7f7f"),
         ]
         if let recommendation = recommendedInlineThreshold {
-            markers.append((Double(recommendation.bytes), "recommended \(byteSizeText(recommendation.bytes))", "#d62728"))
+            markers.append((Double(recommendation.bytes), "lower bound \(byteSizeText(recommendation.bytes))", "#d62728"))
         }
         return SVG.lineCharts(
             title: "DiskCache inline (.sqlite) vs file (.file) storage by value size (\(run.fileSystem))",

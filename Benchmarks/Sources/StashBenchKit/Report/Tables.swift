@@ -218,9 +218,9 @@ extension BenchReport {
         return out
     }
 
-    /// The recommended default inline threshold in one sentence.
+    /// The inline threshold's lower bound (tmpfs crossover) in one sentence.
     public func recommendationLine(_ recommendation: ThresholdRecommendation) -> String {
-        "Recommended default inline threshold: \(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes; "
+        "Inline threshold, lower bound: \(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes; "
             + "current default \(byteSizeText(DiskStorageKind.defaultInlineThreshold))): the size where one write plus four reads "
             + "cost the same inline and in a file (\(recommendation.summary.readHeavy?.text ?? "-")), rounded to a power of two, "
             + "on \(recommendation.run.fileSystem), where writing a small value to a file is cheapest"
