@@ -289,7 +289,7 @@ extension KVStorage {
                     report.damagedEntriesRemoved += 1
                 }
 
-                try Manifest.adjustTotals(connection, by: totals)
+                try applyTotals(connection, totals)
                 report.totalsCorrected = try Manifest.recountTotals(connection).corrected
                 return .done
             }

@@ -300,12 +300,11 @@ extension KVStorage {
                     for victim in victims {
                         try deleteRow(connection, rowid: victim.rowid, totals: &totals)
                     }
-                    try Manifest.adjustTotals(connection, by: totals)
+                    try applyTotals(connection, totals)
                     return victims
                 }
             }
             if victims.isEmpty { break }
-            cachedTotals = nil
             removed += victims.count
             for case let filename? in victims.map(\.filename) {
                 removeDataFile(filename)

@@ -364,7 +364,7 @@ final class KVStorage {
                         connection, key: key, filename: file?.name, value: isInline ? value : nil, size: value.count,
                         now: now, expiration: expiration, extendedData: extendedData
                     )
-                    try Manifest.adjustTotals(connection, by: totals)
+                    try applyTotals(connection, totals)
                     return .stored(previousFilename: previousFilename)
                 }
             } catch {
@@ -374,7 +374,6 @@ final class KVStorage {
             switch outcome {
             case .stored(let previousFilename):
                 pendingAccessTimes[key] = nil
-                cachedTotals = nil
                 if let previousFilename, previousFilename != file?.name {
                     removeDataFile(previousFilename)
                 }
@@ -606,7 +605,6 @@ final class KVStorage {
         } catch where error.code == .corrupted {
             return false
         }
-        if result.removed { cachedTotals = nil }
         if let filename = result.filename { removeDataFile(filename) }
         return result.removed
     }
@@ -618,12 +616,10 @@ final class KVStorage {
         let filename: String?
         do {
             filename = try perform("removing expired \(Self.describe(key))") { connection throws(SQLiteError) in
-                let result = try deleteReturningFilename(connection, Manifest.SQL.deleteExpiredKey) { statement throws(SQLiteError) in
+                try deleteReturningFilename(connection, Manifest.SQL.deleteExpiredKey) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
                     try statement.bind(now, at: 2)
-                }
-                if result.removed { cachedTotals = nil }
-                return result.filename
+                }.filename
             }
         } catch where error.code == .corrupted {
             return
@@ -658,12 +654,10 @@ final class KVStorage {
         pendingAccessTimes[key] = nil
         do {
             return try perform("removing damaged \(Self.describe(key))") { connection throws(SQLiteError) in
-                let removed = try deleteReturningFilename(connection, sql) { statement throws(SQLiteError) in
+                try deleteReturningFilename(connection, sql) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
                     try bindCondition(statement)
                 }.removed
-                if removed { cachedTotals = nil }
-                return removed
             }
         } catch where error.code == .corrupted {
             return true
@@ -688,7 +682,7 @@ final class KVStorage {
                 while try statement.step() == .row {}
                 return (true, filename)
             }
-            try Manifest.adjustTotals(connection, by: totals)
+            try applyTotals(connection, totals)
             return result
         }
     }
@@ -711,6 +705,17 @@ final class KVStorage {
     /// - Throws: ``StashError``: `.databaseFailed`, `.closed`.
     func totalSize() throws(StashError) -> Int {
         try totals().size
+    }
+
+    /// Applies `change` to `manifest_totals` within the caller's transaction, and
+    /// forgets ``cachedTotals``: every change this instance makes to the rows goes
+    /// through here, so its own writes never leave a stale count in memory (other
+    /// connections' commits show in `PRAGMA data_version`). An empty change writes
+    /// nothing.
+    func applyTotals(_ connection: SQLiteConnection, _ change: Manifest.TotalsChange) throws(SQLiteError) {
+        guard change != Manifest.TotalsChange() else { return }
+        cachedTotals = nil
+        try Manifest.adjustTotals(connection, by: change)
     }
 
     /// The totals row, from memory when no connection has changed it since.

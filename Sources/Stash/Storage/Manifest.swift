@@ -269,10 +269,8 @@ enum Manifest {
         }
     }
 
-    /// Applies `change` to `manifest_totals` within the caller's transaction; an
-    /// empty change writes nothing.
+    /// Applies `change` to `manifest_totals` within the caller's transaction.
     static func adjustTotals(_ connection: SQLiteConnection, by change: TotalsChange) throws(SQLiteError) {
-        guard change != TotalsChange() else { return }
         try connection.withStatement(SQL.adjustTotals) { statement throws(SQLiteError) in
             try statement.bind(change.count, at: 1)
             try statement.bind(change.size, at: 2)
