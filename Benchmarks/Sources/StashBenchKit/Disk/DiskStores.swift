@@ -46,6 +46,16 @@ private func closeDescriptor(_ fd: Int32) {
     _ = close(fd)
 }
 
+/// Opens `path` read-only; `nil` if it does not exist.
+private func openForReading(_ path: [CChar]) throws -> Int32? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    if fd < 0 {
+        if errno == ENOENT { return nil }
+        throw posixError("open", describe(path))
+    }
+    return fd
+}
+
 /// Writes all of `bytes` to `fd`.
 private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
     var offset = 0
@@ -99,11 +109,7 @@ public final class RawFileStore: DiskStoreUnderTest {
     }
 
     public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
-        let fd = open(paths[index], O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw posixError("open", describe(paths[index]))
-        }
+        guard let fd = try openForReading(paths[index]) else { return nil }
         defer { closeDescriptor(fd) }
         return try readAll(fd, into: buffer, path: describe(paths[index]))
     }
@@ -157,11 +163,7 @@ public final class FilePerKeyStore: DiskStoreUnderTest {
     }
 
     public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
-        let fd = open(paths[index], O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw posixError("open", describe(paths[index]))
-        }
+        guard let fd = try openForReading(paths[index]) else { return nil }
         defer { closeDescriptor(fd) }
         var info = stat()
         if fstat(fd, &info) != 0 { throw posixError("fstat", describe(paths[index])) }
