@@ -146,14 +146,17 @@ struct DiskSectionTests {
     func contenders() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("stash-bench-disk-tests-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: base) }
-        let workload = DiskWorkload(name: "test", count: 20, valueSize: 3_000, seed: 9)
-        let results = try measureDisk(workload, contenders: DiskContender.all, baseDirectory: base, runs: 1, warmup: 0,
-                                      progress: nil)
-        #expect(results.map(\.phase) == ["write", "read-hit", "read-miss"])
-        for phase in results {
-            #expect(phase.contenders.count == DiskContender.all.count)
-            let expected = phase.phase == "read-hit" ? 100.0 : 0.0
-            if phase.phase != "write" { #expect(phase.contenders.allSatisfy { $0.medianHitPercent == expected }) }
+        // 3,000 bytes go inline in every manifest, 40,000 to files in the mixed ones.
+        for valueSize in [3_000, 40_000] {
+            let workload = DiskWorkload(name: "test", count: 20, valueSize: valueSize, seed: 9)
+            let results = try measureDisk(workload, contenders: DiskContender.all, baseDirectory: base, runs: 1, warmup: 0,
+                                          progress: nil)
+            #expect(results.map(\.phase) == ["write", "read-hit", "read-miss"])
+            for phase in results {
+                #expect(phase.contenders.count == DiskContender.all.count)
+                let expected = phase.phase == "read-hit" ? 100.0 : 0.0
+                if phase.phase != "write" { #expect(phase.contenders.allSatisfy { $0.medianHitPercent == expected }) }
+            }
         }
         #expect(BenchLog.drain().isEmpty)
     }

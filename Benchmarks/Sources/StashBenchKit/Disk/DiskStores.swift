@@ -33,21 +33,21 @@ public protocol DiskStoreUnderTest: AnyObject {
     func close()
 }
 
-private func posixError(_ call: String, _ path: String) -> BenchError {
+func posixError(_ call: String, _ path: String) -> BenchError {
     BenchError("\(call)(\(path)) failed: \(String(cString: strerror(errno)))")
 }
 
 /// A NUL-terminated path, for error messages.
-private func describe(_ path: [CChar]) -> String {
+func describe(_ path: [CChar]) -> String {
     String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-private func closeDescriptor(_ fd: Int32) {
+func closeDescriptor(_ fd: Int32) {
     _ = close(fd)
 }
 
 /// Opens `path` read-only; `nil` if it does not exist.
-private func openForReading(_ path: [CChar]) throws -> Int32? {
+func openForReading(_ path: [CChar]) throws -> Int32? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     if fd < 0 {
         if errno == ENOENT { return nil }
@@ -57,7 +57,7 @@ private func openForReading(_ path: [CChar]) throws -> Int32? {
 }
 
 /// Writes all of `bytes` to `fd`.
-private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
     var offset = 0
     while offset < bytes.count {
         let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -70,7 +70,7 @@ private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String
 }
 
 /// Reads `fd` to its end or the buffer's, whichever comes first.
-private func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
     var offset = 0
     while offset < buffer.count {
         let got = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
@@ -177,17 +177,16 @@ public final class FilePerKeyStore: DiskStoreUnderTest {
 
 /// Raw SQLite with prepared statements: one table (key TEXT PRIMARY KEY, value
 /// BLOB), WAL journal, synchronous=NORMAL, each write its own transaction
-/// (autocommit), as a cache writes. The floor for a SQLite-backed cache.
+/// (autocommit), as a cache writes. The floor for a key-value table in SQLite.
 public final class SQLiteStore: DiskStoreUnderTest {
     public static var displayName: String { "SQLite (prepared)" }
     public static var shortName: String { "SQLite" }
     public static var isFloor: Bool { false }
 
-    private var db: OpaquePointer?
-    private var insert: OpaquePointer?
-    private var select: OpaquePointer?
+    private let database: RawSQLite
+    private let insert: OpaquePointer?
+    private let select: OpaquePointer?
     private let keys: [[UInt8]]
-    private let path: String
 
     public convenience init(directory: String, keys: [String]) throws {
         try self.init(directory: directory, keyBytes: keys.map { Array($0.utf8) })
@@ -196,76 +195,42 @@ public final class SQLiteStore: DiskStoreUnderTest {
     /// Opens (or creates) the store with keys already converted to UTF-8, so that
     /// timing an open does not time the conversion.
     public init(directory: String, keyBytes: [[UInt8]]) throws {
-        path = (directory as NSString).appendingPathComponent("store.sqlite")
-        self.keys = keyBytes
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
-            throw BenchError("sqlite3_open_v2(\(path)): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        try execute("PRAGMA journal_mode=WAL")
-        try execute("PRAGMA synchronous=NORMAL")
-        try execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL)")
-        insert = try prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)")
-        select = try prepare("SELECT value FROM kv WHERE key = ?1")
+        keys = keyBytes
+        database = try RawSQLite(path: (directory as NSString).appendingPathComponent("store.sqlite"))
+        try database.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL)")
+        insert = try database.prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)")
+        select = try database.prepare("SELECT value FROM kv WHERE key = ?1")
     }
 
     /// Starts a transaction: writes until `commit()` share it (for filling a store
     /// before a measurement; the workloads write one transaction per value).
-    public func begin() throws { try execute("BEGIN IMMEDIATE") }
-    public func commit() throws { try execute("COMMIT") }
-
-    private func execute(_ sql: String) throws {
-        var message: UnsafeMutablePointer<CChar>?
-        if sqlite3_exec(db, sql, nil, nil, &message) != SQLITE_OK {
-            let text = message.map { String(cString: $0) } ?? "unknown error"
-            sqlite3_free(message)
-            throw BenchError("SQLite '\(sql)': \(text)")
-        }
-    }
-
-    private func prepare(_ sql: String) throws -> OpaquePointer? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK else {
-            throw BenchError("SQLite prepare '\(sql)': \(String(cString: sqlite3_errmsg(db)))")
-        }
-        return statement
-    }
+    public func begin() throws { try database.execute("BEGIN IMMEDIATE") }
+    public func commit() throws { try database.execute("COMMIT") }
 
     public func write(_ index: Int, _ value: DiskValue) throws {
         let bytes = value.bytes
         let result: Int32 = keys[index].withUnsafeBufferPointer { key in
-            sqlite3_bind_text(insert, 1, UnsafeRawPointer(key.baseAddress!).assumingMemoryBound(to: CChar.self),
-                              Int32(key.count), nil)
+            RawSQLite.bind(key, to: insert, at: 1)
             sqlite3_bind_blob(insert, 2, bytes.baseAddress, Int32(bytes.count), nil)
             defer { sqlite3_reset(insert); sqlite3_clear_bindings(insert) }
             return sqlite3_step(insert)
         }
-        if result != SQLITE_DONE { throw BenchError("SQLite insert: \(String(cString: sqlite3_errmsg(db)))") }
+        if result != SQLITE_DONE { throw database.error("insert") }
     }
 
     public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
         try keys[index].withUnsafeBufferPointer { key in
-            sqlite3_bind_text(select, 1, UnsafeRawPointer(key.baseAddress!).assumingMemoryBound(to: CChar.self),
-                              Int32(key.count), nil)
+            RawSQLite.bind(key, to: select, at: 1)
             defer { sqlite3_reset(select); sqlite3_clear_bindings(select) }
             switch sqlite3_step(select) {
-            case SQLITE_ROW:
-                let size = min(Int(sqlite3_column_bytes(select, 0)), buffer.count)
-                if let blob = sqlite3_column_blob(select, 0), size > 0 {
-                    buffer.baseAddress!.copyMemory(from: blob, byteCount: size)
-                }
-                return size
-            case SQLITE_DONE:
-                return nil
-            default:
-                throw BenchError("SQLite select: \(String(cString: sqlite3_errmsg(db)))")
+            case SQLITE_ROW: return RawSQLite.copyBlob(select, column: 0, into: buffer)
+            case SQLITE_DONE: return nil
+            default: throw database.error("select")
             }
         }
     }
 
     public func close() {
-        sqlite3_finalize(insert)
-        sqlite3_finalize(select)
-        sqlite3_close_v2(db)
-        insert = nil; select = nil; db = nil
+        database.close(finalizing: [insert, select])
     }
 }

@@ -148,7 +148,7 @@ extension BenchReport {
                  check.floor.map { text($0, check.unit, limit: false) + (check.floorMissesLimit ? " (out of reach)" : "") } ?? "-"]
             },
             notes: [
-                "SQLite-manifest floor: the best any store with a SQLite manifest could reach in this run (one prepared SELECT per read, one transaction per write), from the baselines of the same rounds: raw SQLite for 100 B values and misses; raw files plus raw SQLite's cost for a small value for large values. \"Out of reach\": the floor itself misses the limit on this file system.",
+                "SQLite-manifest floor: the same figure for the bare manifest (the issue's manifest schema and files through SQLite's C API, with nothing a cache adds), measured in the same rounds. \"Out of reach\": the floor itself misses the limit on this file system.",
             ])
     }
 
