@@ -73,10 +73,9 @@ public final class BareManifestStore: DiskStoreUnderTest {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let time = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-        // Bound without copies: both buffers outlive the step.
-        let result: Int32 = keys[index].withUnsafeBufferPointer { key in
-            (filename ?? []).withUnsafeBufferPointer { name in
-                RawSQLite.bind(key, to: insert, at: 1)
+        // Bound without copies: the name outlives the step.
+        try (filename ?? []).withUnsafeBufferPointer { name in
+            try database.write(insert, key: keys[index]) { insert in
                 if filename != nil {
                     sqlite3_bind_text(insert, 2, name.baseAddress, Int32(name.count - 1), nil)
                     sqlite3_bind_null(insert, 4)
@@ -86,34 +85,22 @@ public final class BareManifestStore: DiskStoreUnderTest {
                 }
                 sqlite3_bind_int64(insert, 3, Int64(bytes.count))
                 sqlite3_bind_int64(insert, 5, time)
-                defer { sqlite3_reset(insert); sqlite3_clear_bindings(insert) }
-                return sqlite3_step(insert)
             }
         }
-        if result != SQLITE_DONE { throw database.error("insert") }
     }
 
     public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
-        try keys[index].withUnsafeBufferPointer { key in
-            RawSQLite.bind(key, to: select, at: 1)
-            defer { sqlite3_reset(select); sqlite3_clear_bindings(select) }
-            switch sqlite3_step(select) {
-            case SQLITE_ROW:
-                guard let name = sqlite3_column_text(select, 0) else {
-                    return RawSQLite.copyBlob(select, column: 2, into: buffer)
-                }
-                let size = min(Int(sqlite3_column_int64(select, 1)), buffer.count)
-                let fd = name.withMemoryRebound(to: CChar.self, capacity: 1) {
-                    openat(dataDescriptor, $0, O_RDONLY | O_CLOEXEC)
-                }
-                if fd < 0 { throw posixError("openat", dataDirectory) }
-                defer { closeDescriptor(fd) }
-                return try readAll(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), path: dataDirectory)
-            case SQLITE_DONE:
-                return nil
-            default:
-                throw database.error("select")
+        try database.read(select, key: keys[index]) { row in
+            guard let name = sqlite3_column_text(row, 0) else {
+                return RawSQLite.copyBlob(row, column: 2, into: buffer)
             }
+            let size = min(Int(sqlite3_column_int64(row, 1)), buffer.count)
+            let fd = name.withMemoryRebound(to: CChar.self, capacity: 1) {
+                openat(dataDescriptor, $0, O_RDONLY | O_CLOEXEC)
+            }
+            if fd < 0 { throw posixError("openat", dataDirectory) }
+            defer { closeDescriptor(fd) }
+            return try readAll(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), path: dataDirectory)
         }
     }
 

@@ -209,25 +209,13 @@ public final class SQLiteStore: DiskStoreUnderTest {
 
     public func write(_ index: Int, _ value: DiskValue) throws {
         let bytes = value.bytes
-        let result: Int32 = keys[index].withUnsafeBufferPointer { key in
-            RawSQLite.bind(key, to: insert, at: 1)
+        try database.write(insert, key: keys[index]) { insert in
             sqlite3_bind_blob(insert, 2, bytes.baseAddress, Int32(bytes.count), nil)
-            defer { sqlite3_reset(insert); sqlite3_clear_bindings(insert) }
-            return sqlite3_step(insert)
         }
-        if result != SQLITE_DONE { throw database.error("insert") }
     }
 
     public func read(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
-        try keys[index].withUnsafeBufferPointer { key in
-            RawSQLite.bind(key, to: select, at: 1)
-            defer { sqlite3_reset(select); sqlite3_clear_bindings(select) }
-            switch sqlite3_step(select) {
-            case SQLITE_ROW: return RawSQLite.copyBlob(select, column: 0, into: buffer)
-            case SQLITE_DONE: return nil
-            default: throw database.error("select")
-            }
-        }
+        try database.read(select, key: keys[index]) { row in RawSQLite.copyBlob(row, column: 0, into: buffer) }
     }
 
     public func close() {

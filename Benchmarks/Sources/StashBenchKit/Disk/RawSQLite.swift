@@ -51,6 +51,33 @@ final class RawSQLite {
                           Int32(text.count), nil)
     }
 
+    /// Runs a writing `statement` once with `key` bound to ?1 and whatever
+    /// `bindRest` binds (without copies: it runs while the key is bound), then
+    /// resets it and clears its bindings.
+    func write(_ statement: OpaquePointer?, key: [UInt8], _ bindRest: (OpaquePointer?) -> Void = { _ in }) throws {
+        let result = key.withUnsafeBufferPointer { key in
+            Self.bind(key, to: statement, at: 1)
+            bindRest(statement)
+            defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
+            return sqlite3_step(statement)
+        }
+        if result != SQLITE_DONE { throw error("write") }
+    }
+
+    /// Runs a query `statement` with `key` bound to ?1: `row` on its first row,
+    /// `nil` when there is none.
+    func read<Result>(_ statement: OpaquePointer?, key: [UInt8], _ row: (OpaquePointer?) throws -> Result) throws -> Result? {
+        try key.withUnsafeBufferPointer { key in
+            Self.bind(key, to: statement, at: 1)
+            defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: return try row(statement)
+            case SQLITE_DONE: return nil
+            default: throw error("read")
+            }
+        }
+    }
+
     /// Copies a blob column into `buffer` (as much as fits); its size.
     static func copyBlob(_ statement: OpaquePointer?, column: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let size = min(Int(sqlite3_column_bytes(statement, column)), buffer.count)
