@@ -16,6 +16,12 @@ extension KVStorage {
     /// A failed flush is logged and retried later; past eight times the threshold
     /// the pending times are dropped (LRU order degrades, nothing else).
     func recordAccess(_ key: String, at time: Int64) {
+        if pendingAccessTimes.capacity == 0 {
+            // Room for a whole batch at once, rather than growing (and rehashing)
+            // through every power of two on the way: the table reaches this size
+            // before each flush anyway, and a flush keeps its capacity.
+            pendingAccessTimes.reserveCapacity(min(options.accessFlushThreshold, 4096))
+        }
         pendingAccessTimes[key] = time
         guard pendingAccessTimes.count >= options.accessFlushThreshold else { return }
         do {
