@@ -150,8 +150,9 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// for 100,000 files (docs/benchmarks.md), during which it holds SQLite's write
     /// lock only for its final comparison: writes wait for that part, reads never.
     /// The cache's lock is taken twice, briefly: to read the storage's settings
-    /// before, and to drop its cached totals after (SQLite's `data_version` would
-    /// reveal the change anyway; this makes it explicit).
+    /// before, and after, to reopen the manifest if the check reset it. (The
+    /// cache's cached totals need nothing: the check's commits show in SQLite's
+    /// `data_version`, like any other connection's.)
     ///
     /// The cache's pending access times are not flushed first: the check compares
     /// rows and files, never access times, and a time flushed later for a row the
@@ -197,13 +198,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
             return
         }
         lock.withLock {
-            guard !storage.isClosed else { return }
-            storage.cachedTotals = nil
-            if report.manifestReset {
-                // The check set the manifest aside: make the cache's instance reopen
-                // the new one now rather than at its next write.
-                _ = try? storage.requireWritableConnection()
-            }
+            // The check set the manifest aside: make the cache's instance reopen
+            // the new one now rather than at its next write.
+            guard !storage.isClosed, report.manifestReset else { return }
+            _ = try? storage.requireWritableConnection()
         }
         if !report.isClean {
             logger.notice("consistency check repaired the cache", metadata: ["report": "\(report)"])

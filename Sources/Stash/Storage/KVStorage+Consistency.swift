@@ -170,7 +170,6 @@ extension KVStorage {
             }
             attempt += 1
         }
-        cachedTotals = nil
         for name in damagedFiles {
             removeDataFile(name)
         }
@@ -234,9 +233,7 @@ extension KVStorage {
                 // it is not the directory listed, the listing and `directory` are of
                 // the old one, and every row written since would look as if its file
                 // were missing: list again.
-                guard let current = try? FileSystem.entryStatus(dataPath),
-                      current.type == .directory, current.identity == listedIdentity
-                else { return .dataDirectoryReplaced }
+                guard dataPathIsDirectory(listedIdentity) else { return .dataDirectoryReplaced }
 
                 var totals = Manifest.TotalsChange()
                 var referenced: [String: (rowid: Int64, size: Int)] = [:]
@@ -290,7 +287,7 @@ extension KVStorage {
                 }
 
                 try applyTotals(connection, totals)
-                report.totalsCorrected = try Manifest.recountTotals(connection).corrected
+                report.totalsCorrected = try recountTotals(connection)
                 return .done
             }
         }

@@ -140,12 +140,18 @@ extension KVStorage {
     /// descriptor is forgotten, and the caller should look again.
     func dataDirectoryWasReplaced() -> Bool {
         guard let openDataDirectory else { return false }
-        if let status = try? FileSystem.entryStatus(dataPath), status.type == .directory,
-           status.identity == openDataDirectory.identity {
-            return false
-        }
+        if dataPathIsDirectory(openDataDirectory.identity) { return false }
         forgetDataDirectory()
         return true
+    }
+
+    /// Whether the entry at `dataPath` is a directory, and the one with `identity`
+    /// (one `lstat`; a link is not followed). `removeAll()` replaces `data/` inside
+    /// its write transaction, so inside another write transaction the answer holds
+    /// until that transaction ends.
+    func dataPathIsDirectory(_ identity: FileSystem.Identity) -> Bool {
+        guard let status = try? FileSystem.entryStatus(dataPath), status.type == .directory else { return false }
+        return status.identity == identity
     }
 
     // MARK: - Writing
@@ -225,9 +231,7 @@ extension KVStorage {
     /// commits. When `data/` was replaced, the kept descriptor is forgotten, so
     /// that the caller's next attempt writes into the new directory.
     func isLive(_ file: DataFile) -> Bool {
-        guard let directory = try? FileSystem.entryStatus(dataPath),
-              directory.type == .directory, directory.identity == file.directoryIdentity
-        else {
+        guard dataPathIsDirectory(file.directoryIdentity) else {
             forgetDataDirectory()
             return false
         }

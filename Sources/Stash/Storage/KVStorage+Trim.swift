@@ -61,7 +61,7 @@ extension KVStorage {
                     removed += changes
                     progress?(min(removed, total), total)
                 }
-                try Manifest.setTotalsToZero(connection)
+                try setTotalsToZero(connection)
                 // Still holding the write lock: no other instance can commit a row for
                 // a file in the old data/ after this point (see setValue's liveness check).
                 do {
@@ -77,7 +77,6 @@ extension KVStorage {
                 progress?(total, total)
             }
         }
-        cachedTotals = nil
         reclaimFreePages()
     }
 

@@ -707,15 +707,28 @@ final class KVStorage {
         try totals().size
     }
 
-    /// Applies `change` to `manifest_totals` within the caller's transaction, and
-    /// forgets ``cachedTotals``: every change this instance makes to the rows goes
-    /// through here, so its own writes never leave a stale count in memory (other
-    /// connections' commits show in `PRAGMA data_version`). An empty change writes
-    /// nothing.
+    // Every write this instance makes to `manifest_totals` goes through the next
+    // three functions, which also forget ``cachedTotals``: so its own writes never
+    // leave a stale count in memory (other connections' commits show in
+    // `PRAGMA data_version`). Each runs within the caller's transaction.
+
+    /// Applies `change` to `manifest_totals`. An empty change writes nothing.
     func applyTotals(_ connection: SQLiteConnection, _ change: Manifest.TotalsChange) throws(SQLiteError) {
         guard change != Manifest.TotalsChange() else { return }
         cachedTotals = nil
         try Manifest.adjustTotals(connection, by: change)
+    }
+
+    /// Sets `manifest_totals` to zero, once every row is deleted.
+    func setTotalsToZero(_ connection: SQLiteConnection) throws(SQLiteError) {
+        cachedTotals = nil
+        try Manifest.setTotalsToZero(connection)
+    }
+
+    /// Recounts `manifest_totals` from the rows; whether the stored totals were wrong.
+    func recountTotals(_ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        cachedTotals = nil
+        return try Manifest.recountTotals(connection).corrected
     }
 
     /// The totals row, from memory when no connection has changed it since.
