@@ -33,8 +33,11 @@ public protocol DiskStoreUnderTest: AnyObject {
     func close()
 }
 
-func posixError(_ call: String, _ path: String) -> BenchError {
-    BenchError("\(call)(\(path)) failed: \(String(cString: strerror(errno)))")
+/// The error for a failed `call` on `path`; `path` is only built here, on failure,
+/// so that timed loops never pay for it.
+func posixError(_ call: String, _ path: @autoclosure () -> String) -> BenchError {
+    let code = errno
+    return BenchError("\(call)(\(path())) failed: \(String(cString: strerror(code)))")
 }
 
 /// A NUL-terminated path, for error messages.
@@ -57,26 +60,26 @@ func openForReading(_ path: [CChar]) throws -> Int32? {
 }
 
 /// Writes all of `bytes` to `fd`.
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws {
     var offset = 0
     while offset < bytes.count {
         let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
         if written < 0 {
             if errno == EINTR { continue }
-            throw posixError("write", path)
+            throw posixError("write", path())
         }
         offset += written
     }
 }
 
 /// Reads `fd` to its end or the buffer's, whichever comes first.
-func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: @autoclosure () -> String) throws -> Int {
     var offset = 0
     while offset < buffer.count {
         let got = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
         if got < 0 {
             if errno == EINTR { continue }
-            throw posixError("read", path)
+            throw posixError("read", path())
         }
         if got == 0 { break }
         offset += got
