@@ -174,7 +174,7 @@ struct StashBench: ParsableCommand {
             try FileManager.default.createDirectory(atPath: svg, withIntermediateDirectories: true)
             var charts = [("memory", report.memorySVG()), ("hitratio", report.hitRatioSVG())]
             for (index, run) in report.disk.enumerated() {
-                let suffix = index == 0 ? "" : "-\(index + 1)-\(run.fileSystem)"
+                let suffix = run.chartSuffix(index: index)
                 charts.append(("disk" + suffix, report.diskSVG(run)))
                 charts.append(("disk-crossover" + suffix, report.crossoverSVG(run)))
             }

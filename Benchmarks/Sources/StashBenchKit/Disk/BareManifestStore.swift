@@ -1,5 +1,6 @@
 import CSQLiteBench
 import Foundation
+import Stash
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,9 +10,10 @@ import Darwin
 /// The DiskCache issue's design built bare, through SQLite's C API: the
 /// manifest table with the columns (`key` its primary key), an index on
 /// `last_access_time` and a partial one on `expiration_time` (only rows that
-/// have one), WAL and synchronous=NORMAL; values up to 32 KiB inline, larger
-/// ones in `data/`, each write a new file (`O_CREAT | O_EXCL`, a counter for a
-/// name) followed by one autocommit `INSERT OR REPLACE`; a read is one
+/// have one), WAL and synchronous=NORMAL; values up to DiskCache's default
+/// inline threshold inline, larger ones in `data/`, each write a new file
+/// (`O_CREAT | O_EXCL`, a counter for a name) followed by one autocommit
+/// `INSERT OR REPLACE`; a read is one
 /// `SELECT` by key, then for a file value `open`, `read` of the size the row
 /// gives, `close`.
 ///
@@ -26,8 +28,8 @@ public final class BareManifestStore: DiskStoreUnderTest {
     public static var shortName: String { "manifest" }
     public static var isFloor: Bool { false }
 
-    /// Values larger than this go to files (DiskCache's default threshold).
-    static let inlineThreshold = 32 * 1024
+    /// Values larger than this go to files, as in DiskCache's `.default` kind.
+    static let inlineThreshold = DiskStorageKind.defaultInlineThreshold
 
     private let database: RawSQLite
     private let insert: OpaquePointer?

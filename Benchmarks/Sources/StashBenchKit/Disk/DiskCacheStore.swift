@@ -12,7 +12,7 @@ import Darwin
 /// its own (`DiskCacheStore<InlineKind>`...) and the workload stays specialised.
 public protocol DiskCacheKindTag {
     static var kind: DiskStorageKind { get }
-    /// How tables name the kind: "sqlite", "file", "mixed 16 KiB".
+    /// How tables name the kind: "sqlite", "file", "mixed 32 KiB".
     static var label: String { get }
     static var shortLabel: String { get }
 }
@@ -96,11 +96,9 @@ public final class DiskCacheStore<Kind: DiskCacheKindTag>: DiskStoreUnderTest {
 /// check has finished and released the cache's lock.
 let checkMarkerName = "stash-bench-check-marker"
 
-/// A `DiskCache` just opened, with how long the open and its background check took.
+/// A `DiskCache` just opened, with how long its background check took.
 struct OpenedDiskCache {
     var cache: DiskCache<Data>
-    /// From calling the initialiser to its return.
-    var initNanoseconds: UInt64
     /// From the initialiser's return until the background consistency check (and
     /// its trash emptying) had finished.
     var checkNanoseconds: UInt64
@@ -129,17 +127,24 @@ func waitForBackgroundCheck(in directory: String, timeout: Duration = .seconds(3
     }
 }
 
-/// Opens a `DiskCache<Data>` on `directory` (no limits, no auto-trim, the
-/// benchmark's logger) and returns once its background consistency check is over.
-func openQuiescedDiskCache(directory: String, storage: DiskStorageKind) throws -> OpenedDiskCache {
+/// Plants the check marker, then opens a `DiskCache<Data>` on `directory` as every
+/// contender does (no limits, no auto-trim, the benchmark's logger); returns it with
+/// the nanoseconds its initialiser took. Its background check may still be running.
+func openMarkedDiskCache(directory: String, storage: DiskStorageKind) throws -> (cache: DiskCache<Data>, initNanoseconds: UInt64) {
     try plantCheckMarker(in: directory)
     let start = monotonicNanoseconds()
     let cache = try DiskCache<Data>(directory: directory, storage: storage, autoTrimInterval: nil,
                                     logger: BenchLog.logger)
+    return (cache, monotonicNanoseconds() - start)
+}
+
+/// ``openMarkedDiskCache(directory:storage:)``, returning once the cache's
+/// background consistency check is over.
+func openQuiescedDiskCache(directory: String, storage: DiskStorageKind) throws -> OpenedDiskCache {
+    let cache = try openMarkedDiskCache(directory: directory, storage: storage).cache
     let opened = monotonicNanoseconds()
     try waitForBackgroundCheck(in: directory)
-    let checked = monotonicNanoseconds()
-    return OpenedDiskCache(cache: cache, initNanoseconds: opened - start, checkNanoseconds: checked - opened)
+    return OpenedDiskCache(cache: cache, checkNanoseconds: monotonicNanoseconds() - opened)
 }
 
 // MARK: - Logging

@@ -3,8 +3,9 @@ import Foundation
 /// The inline-threshold crossover: DiskCache with every value inline (`.sqlite`)
 /// against every value in a file (`.file`), per value size. Each size is a
 /// workload of its own (write N values, read them back), the two kinds
-/// interleaved per round; N shrinks as values grow so every size writes about
-/// the same number of bytes.
+/// interleaved per round; N is at most ``maximumValues`` and shrinks as values
+/// grow past ``bytesPerRun`` / ``maximumValues``, so that no size writes more than
+/// about ``bytesPerRun`` bytes (smaller sizes write less).
 public struct CrossoverPlan: Sendable, Codable {
     public var sizes: [Int]
     /// Bytes written per run and contender, spread over the values of one size.
@@ -94,7 +95,7 @@ public enum Crossover: Sendable, Equatable {
         let k = ratios.lastIndex { $0 >= 1 }!
         let (s0, s1) = (log2(Double(sizes[k])), log2(Double(sizes[k + 1])))
         let (r0, r1) = (log(ratios[k]), log(ratios[k + 1]))
-        let fraction = r0 == r1 ? 0.5 : r0 / (r0 - r1)
+        let fraction = r0 / (r0 - r1)  // r0 >= 0 > r1: never divides by zero
         return .at(exp2(s0 + (s1 - s0) * fraction), crossings: crossings)
     }
 }
@@ -167,12 +168,13 @@ extension BenchReport {
     /// size: mostly creating the file). That run gives the lowest crossover:
     /// wherever files cost more to create, files win only at larger sizes.
     public var recommendedInlineThreshold: ThresholdRecommendation? {
-        let candidates = disk.filter { CrossoverSummary(phases: $0.crossover).suggestedThreshold != nil }
-        let cost: (DiskRun) -> Double = { run in
-            CrossoverSummary(phases: run.crossover).rows.first?.fileWrite ?? .infinity
+        let candidates = disk.compactMap { run -> (run: DiskRun, summary: CrossoverSummary, bytes: Int)? in
+            let summary = CrossoverSummary(phases: run.crossover)
+            return summary.suggestedThreshold.map { (run, summary, $0) }
         }
-        guard let run = candidates.min(by: { cost($0) < cost($1) }) else { return nil }
-        let summary = CrossoverSummary(phases: run.crossover)
-        return summary.suggestedThreshold.map { ThresholdRecommendation(bytes: $0, run: run, summary: summary) }
+        let cheapest = candidates.min {
+            ($0.summary.rows.first?.fileWrite ?? .infinity) < ($1.summary.rows.first?.fileWrite ?? .infinity)
+        }
+        return cheapest.map { ThresholdRecommendation(bytes: $0.bytes, run: $0.run, summary: $0.summary) }
     }
 }

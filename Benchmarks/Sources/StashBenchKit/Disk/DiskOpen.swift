@@ -134,10 +134,7 @@ public func measureOpen(_ plan: OpenPlan, baseDirectory: String, runs: Int, warm
                 let directory = directories[contender]!
                 var run = samples[contender]!
                 if let kind = contender.kind {
-                    try plantCheckMarker(in: directory)
-                    let start = monotonicNanoseconds()
-                    let cache = try DiskCache<Data>(directory: directory, storage: kind, autoTrimInterval: nil,
-                                                    logger: BenchLog.logger)
+                    let (cache, initNanoseconds) = try openMarkedDiskCache(directory: directory, storage: kind)
                     let opened = monotonicNanoseconds()
                     let found = try cache.value(forKey: keys[first])
                     let read = monotonicNanoseconds()
@@ -152,7 +149,7 @@ public func measureOpen(_ plan: OpenPlan, baseDirectory: String, runs: Int, warm
                         throw BenchError("\(contender.name): a key of the \(entries.formatted())-entry cache was not found")
                     }
                     if round >= warmup {
-                        run.initRuns.append(opened - start)
+                        run.initRuns.append(initNanoseconds)
                         run.firstReadRuns.append(read - opened)
                         run.checkRuns.append(reopened.checkNanoseconds)
                         run.firstReadAfterCheckRuns.append(readEnd - readStart)

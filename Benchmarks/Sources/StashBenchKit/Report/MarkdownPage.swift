@@ -80,7 +80,7 @@ extension BenchReport {
         store as PINDiskCache, TMDiskCache and SDWebImage build them (hashed file names in 256 shard folders, \
         each write to a temporary file renamed over the old one); the *bare manifest*, DiskCache's design with \
         nothing a cache adds (the issue's manifest table and its two indexes driven through SQLite's C API, \
-        one autocommit `INSERT OR REPLACE` per write, values over 32 KiB in a new file each, one `SELECT` per \
+        one autocommit `INSERT OR REPLACE` per write, values over \(byteSizeText(BareManifestStore.inlineThreshold)) in a new file each, one `SELECT` per \
         read; no totals, no replaced-file cleanup, no checks, no `Data`); raw SQLite with prepared statements \
         (one key-value table, WAL, synchronous=NORMAL, a transaction per write); and raw files (open, write or \
         read, close; no rename, no metadata). No contender calls `fsync`: DiskCache does not by default, and \
@@ -122,31 +122,27 @@ extension BenchReport {
         if let first = disk.first, !first.targets.isEmpty {
             out += "### DiskCache targets\n\n"
             out += "DiskCache with its default storage kind against the baselines of the same rounds; details per file "
-            out += "system below. Beside each figure, in brackets, the *SQLite-manifest floor*: the same figure for the "
+            out += "system below. Beside each figure, in parentheses, the *SQLite-manifest floor*: the same figure for the "
             out += "bare manifest, measured in the same rounds, which is what the design itself (a SQLite manifest "
             out += "with the issue's schema, plus files) costs here before anything a cache adds. Where the floor "
             out += "itself misses the limit (marked *out of reach*), no code built on that design can meet the "
             out += "target on that file system.\n\n"
             out += "| target | limit |" + disk.map { " \($0.fileSystem) |" }.joined() + "\n"
             out += "|---|---:|" + disk.map { _ in "---:|" }.joined() + "\n"
-            for (index, check) in first.targets.enumerated() {
-                let limit = check.comparison + " " + (check.unit == "ns" ? fixed(check.limit / 1000, 2) + " µs" : ratioText(check.limit))
+            for check in first.targets {
+                let limit = check.comparison + " " + check.text(check.limit)
                 out += "| \(check.target) | \(limit.replacingOccurrences(of: "<", with: "&lt;")) |"
                 for run in disk {
-                    guard index < run.targets.count else { out += " - |"; continue }
-                    let other = run.targets[index]
-                    func figure(_ number: Double) -> String {
-                        other.unit == "ns" ? fixed(number / 1000, 2) + " µs" : ratioText(number)
-                    }
-                    let floor = other.floor.map { " (floor \(figure($0))\(other.floorMissesLimit ? ", *out of reach*" : ""))" } ?? ""
-                    out += " \(figure(other.value)) \(other.passed ? "PASS" : "**FAIL**")\(floor) |"
+                    guard let other = run.targets.first(where: { $0.target == check.target }) else { out += " - |"; continue }
+                    let floor = other.floor.map { " (floor \(other.text($0))\(other.floorMissesLimit ? ", *out of reach*" : ""))" } ?? ""
+                    out += " \(other.text(other.value)) \(other.passed ? "PASS" : "**FAIL**")\(floor) |"
                 }
                 out += "\n"
             }
             out += "\n"
         }
         for (index, run) in disk.enumerated() {
-            let suffix = index == 0 ? "" : "-\(index + 1)-\(run.fileSystem)"
+            let suffix = run.chartSuffix(index: index)
             out += "### On \(run.fileSystem) (`\(run.directory)`)\n\n"
             if let mount = run.mount { out += "Mount: \(mount).\n\n" }
             if run.fileSystem == "tmpfs" {

@@ -5,6 +5,19 @@ import Stash
 enum SVG {
     static let palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f", "#9467bd", "#8c564b"]
 
+    /// A whole chart: a white page of `width` × `height` with `title` and
+    /// `subtitle` at the top, then `body` (SVG elements).
+    static func document(width: Double, height: Double, title: String, subtitle: String, body: String) -> String {
+        """
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
+        <rect width="100%" height="100%" fill="white"/>
+        <text x="10" y="22" font-size="16" font-weight="bold">\(escape(title))</text>
+        <text x="10" y="42" fill="#555">\(escape(subtitle))</text>
+        \(body)</svg>
+
+        """
+    }
+
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
@@ -39,14 +52,7 @@ enum SVG {
             y += groupGap
         }
         let height = y + 10
-        return """
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
-        <rect width="100%" height="100%" fill="white"/>
-        <text x="10" y="22" font-size="16" font-weight="bold">\(escape(title))</text>
-        <text x="10" y="42" fill="#555">\(escape(subtitle))</text>
-        \(body)</svg>
-
-        """
+        return document(width: width, height: height, title: title, subtitle: subtitle, body: body)
     }
 }
 
@@ -122,14 +128,7 @@ extension SVG {
             y0 += panelHeight + panelGap
         }
         let height = y0 - panelGap + 40
-        return """
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
-        <rect width="100%" height="100%" fill="white"/>
-        <text x="10" y="22" font-size="16" font-weight="bold">\(escape(title))</text>
-        <text x="10" y="42" fill="#555">\(escape(subtitle))</text>
-        \(body)</svg>
-
-        """
+        return document(width: width, height: height, title: title, subtitle: subtitle, body: body)
     }
 
     /// Ticks 1, 2, 5 × 10^k covering [low, high].

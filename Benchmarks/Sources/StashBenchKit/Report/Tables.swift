@@ -121,35 +121,26 @@ extension BenchReport {
     /// A table of targets, each with PASS or FAIL.
     public static func targetsTable(_ targets: [TargetCheck], title: String) -> Table? {
         guard !targets.isEmpty else { return nil }
-        func text(_ value: Double, _ unit: String, limit: Bool) -> String {
-            switch unit {
-            case "B": return fixed(value, limit ? 0 : 1) + " B"
-            case "ns": return fixed(value / 1000, 2) + " µs"
-            default: return ratioText(value)
-            }
-        }
-        guard targets.contains(where: { $0.floor != nil }) else {
-            return Table(
-                title: title,
-                headers: ["target", "contender", "measured", "limit", "result"],
-                alignments: [.left, .left, .right, .right, .left],
-                rows: targets.map { check in
-                    [check.target, check.contender, text(check.value, check.unit, limit: false),
-                     check.comparison + " " + text(check.limit, check.unit, limit: true), check.passed ? "PASS" : "FAIL"]
-                })
+        let hasFloors = targets.contains { $0.floor != nil }
+        var headers = ["target", "contender", "measured", "limit", "result"]
+        var alignments: [Table.Alignment] = [.left, .left, .right, .right, .left]
+        if hasFloors {
+            headers.append("SQLite-manifest floor")
+            alignments.append(.right)
         }
         return Table(
-            title: title,
-            headers: ["target", "contender", "measured", "limit", "result", "SQLite-manifest floor"],
-            alignments: [.left, .left, .right, .right, .left, .right],
+            title: title, headers: headers, alignments: alignments,
             rows: targets.map { check in
-                [check.target, check.contender, text(check.value, check.unit, limit: false),
-                 check.comparison + " " + text(check.limit, check.unit, limit: true), check.passed ? "PASS" : "FAIL",
-                 check.floor.map { text($0, check.unit, limit: false) + (check.floorMissesLimit ? " (out of reach)" : "") } ?? "-"]
+                var row = [check.target, check.contender, check.text(check.value),
+                           check.comparison + " " + check.text(check.limit), check.passed ? "PASS" : "FAIL"]
+                if hasFloors {
+                    row.append(check.floor.map { check.text($0) + (check.floorMissesLimit ? " (out of reach)" : "") } ?? "-")
+                }
+                return row
             },
-            notes: [
+            notes: hasFloors ? [
                 "SQLite-manifest floor: the same figure for the bare manifest (the issue's manifest schema and files through SQLite's C API, with nothing a cache adds), measured in the same rounds. \"Out of reach\": the floor itself misses the limit on this file system.",
-            ])
+            ] : [])
     }
 
     public func hitRatioTable() -> Table? {
@@ -218,7 +209,8 @@ extension BenchReport {
         return out
     }
 
-    /// The inline threshold's lower bound (tmpfs crossover) in one sentence.
+    /// The inline threshold's lower bound (the crossover on the file system where a
+    /// small file write is cheapest) in one sentence.
     public func recommendationLine(_ recommendation: ThresholdRecommendation) -> String {
         "Inline threshold, lower bound: \(byteSizeText(recommendation.bytes)) (\(recommendation.bytes.formatted()) bytes; "
             + "current default \(byteSizeText(DiskStorageKind.defaultInlineThreshold))): the size where one write plus four reads "
