@@ -64,16 +64,14 @@ enum StashTool {
         let executable = try #require(
             executable, "the stash executable was not found beside the test bundle; run `swift build` first",
             sourceLocation: sourceLocation)
-        // posix_spawn rather than Foundation's `Process`, whose internal reference
-        // cycles LeakSanitizer reports as leaks in the address-sanitizer run.
         // Every descriptor is close-on-exec in this process (tests run in
         // parallel, and a child must not inherit another test's pipes); dup2
         // onto 0, 1 and 2 clears that flag in the child.
         childSpawnLock.lock()
         var locked = true
         defer { if locked { childSpawnLock.unlock() } }
-        let input = try makePipe()
-        let output = try makePipe()
+        let input = try makeChildPipe()
+        let output = try makeChildPipe()
         var terminal: PseudoTerminal?
         let errorRead: Int32
         let errorWrite: Int32
@@ -82,19 +80,16 @@ enum StashTool {
             (errorRead, errorWrite) = (pty.primary, pty.secondary)
             terminal = pty
         } else {
-            (errorRead, errorWrite) = try makePipe()
+            (errorRead, errorWrite) = try makeChildPipe()
         }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input.read, 0)
-        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, errorWrite, 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let spawned = Result {
+            try spawnChild(executable, arguments) { actions in
+                posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+                posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+                posix_spawn_file_actions_adddup2(&actions, errorWrite, 2)
+            }
+        }
         close(input.read)
         close(output.write)
         if let terminal {
@@ -106,12 +101,15 @@ enum StashTool {
         }
         childSpawnLock.unlock()
         locked = false
-        guard spawned == 0 else {
+        let child: pid_t
+        do {
+            child = try spawned.get()
+        } catch {
             close(input.write)
             close(output.read)
             if terminal == nil { close(errorRead) }
             terminal?.closePrimary()
-            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO)
+            throw error
         }
 
         let outputReader = OutputReader(descriptor: output.read)
@@ -119,8 +117,8 @@ enum StashTool {
         outputReader.start()
         errorReader.start()
         // The child may exit without reading: a broken pipe is not an error
-        // (SIGPIPE is ignored in test processes by swift-testing's runner, and
-        // write reports EPIPE).
+        // (SIGPIPE is ignored from here on, so write reports EPIPE).
+        _ = ignoreBrokenPipes
         stdin.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -146,18 +144,12 @@ enum StashTool {
     }
 }
 
-/// A pipe whose two ends are close-on-exec in this process.
-/// Call with ``childSpawnLock`` held, so that no child spawned meanwhile by
-/// another test inherits the ends before they are marked.
-private func makePipe() throws -> (read: Int32, write: Int32) {
-    var fds: [Int32] = [0, 0]
-    guard pipe(&fds) == 0 else {
-        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-    }
-    _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-    _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-    return (fds[0], fds[1])
-}
+/// Ignores SIGPIPE in this test process, once: a write to a child that exited
+/// without reading its input then fails with EPIPE instead of killing the process
+/// that runs every test. (The test runner does not ignore it by itself.)
+private let ignoreBrokenPipes: Void = {
+    signal(SIGPIPE, SIG_IGN)
+}()
 
 /// Waits for a child process on a background queue, so the test can wait for
 /// its exit with a time limit.
@@ -171,9 +163,7 @@ final class ChildExit: @unchecked Sendable {
         DispatchQueue.global().async { [self] in
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            // WIFEXITED / WEXITSTATUS, and a signal as 128 + its number.
-            let signal = status & 0x7F
-            exitStatus = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+            exitStatus = WaitStatus(raw: status).code
             exited.signal()
         }
     }
@@ -247,7 +237,7 @@ final class PseudoTerminal {
         let unlock = try function("unlockpt", DescriptorFunction.self)
         let name = try function("ptsname_r", NameFunction.self)
 
-        primary = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        primary = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard primary >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var path = [CChar](repeating: 0, count: 128)
         guard grant(primary) == 0, unlock(primary) == 0, name(primary, &path, path.count) == 0 else {
@@ -255,7 +245,7 @@ final class PseudoTerminal {
             close(primary)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
-        secondary = path.withUnsafeBufferPointer { open($0.baseAddress!, O_RDWR | O_NOCTTY) }
+        secondary = path.withUnsafeBufferPointer { open($0.baseAddress!, O_RDWR | O_NOCTTY | O_CLOEXEC) }
         guard secondary >= 0 else {
             let code = errno
             close(primary)

@@ -136,29 +136,19 @@ final class StressChild: @unchecked Sendable {
         // pipe (its reader would then never see end-of-file).
         childSpawnLock.lock()
         defer { childSpawnLock.unlock() }
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw ReliabilityError("pipe failed: errno \(errno)") }
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)  // dup2 clears close-on-exec
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, binary, &actions, nil, argv, environ)
-        close(fds[1])
-        guard result == 0 else {
-            close(fds[0])
-            throw ReliabilityError("posix_spawn \(binary) failed: \(String(cString: strerror(result)))")
+        let pipe = try makeChildPipe()
+        defer { close(pipe.write) }
+        do {
+            pid = try spawnChild(binary, arguments) { actions in
+                posix_spawn_file_actions_adddup2(&actions, pipe.write, 1)
+                posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            }
+        } catch {
+            close(pipe.read)
+            throw ReliabilityError("posix_spawn \(binary) failed: \(error)")
         }
-        pid = child
-        output = fds[0]
+        output = pipe.read
     }
 
     deinit {
@@ -263,16 +253,10 @@ final class StressChild: @unchecked Sendable {
     }
 
     /// Whether the child exited normally with status 0.
-    var exitedCleanly: Bool {
-        guard let status else { return false }
-        return status & 0x7F == 0 && (status >> 8) & 0xFF == 0
-    }
+    var exitedCleanly: Bool { status.map { WaitStatus(raw: $0).exitedCleanly } ?? false }
 
     /// Whether the child was ended by SIGKILL.
-    var wasKilled: Bool {
-        guard let status else { return false }
-        return status & 0x7F == SIGKILL
-    }
+    var wasKilled: Bool { status.map { WaitStatus(raw: $0).signal == SIGKILL } ?? false }
 
     /// The child's stderr so far, for failure messages.
     var standardError: String {
