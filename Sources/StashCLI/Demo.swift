@@ -88,8 +88,9 @@ struct Demo: ParsableCommand {
         try cache.setValue("hello, disk", forKey: "note")
         print(" set note (11 bytes): small values live inline in manifest.sqlite")
         clock.advance(by: .seconds(1))
-        try cache.setValue(String(repeating: "x", count: 40_000), forKey: "photo")
-        print(" set photo (40,000 bytes): above the 32 KiB inline threshold, so it gets a file")
+        let photoSize = DiskStorageKind.defaultInlineThreshold + 1
+        try cache.setValue(String(repeating: "x", count: photoSize), forKey: "photo")
+        print(" set photo (\(photoSize) bytes): above the \(DiskStorageKind.defaultInlineThreshold / 1024) KiB inline threshold, so it gets a file")
         let stats = try cache.stats()
         print("   entries \(stats.count): \(stats.inlineCount) inline, \(stats.fileCount) in files under data/ (\(Self.fileCount(in: "\(directory)/data")) there)")
 

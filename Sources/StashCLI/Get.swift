@@ -44,10 +44,3 @@ struct Get: ParsableCommand {
         try StandardStreams.write(value, to: STDOUT_FILENO)
     }
 }
-
-/// Refuses an empty key before any cache is opened.
-func validateKey(_ key: String) throws {
-    if key.isEmpty {
-        throw ValidationError("the key must not be empty")
-    }
-}

@@ -15,7 +15,7 @@ struct SetValue: ParsableCommand {
             Reads the input to its end, binary-safe, and stores it for the key, \
             replacing any value already there. Creates the cache if the directory is \
             missing or empty; refuses a non-empty directory that is not a cache. \
-            Values above 32 KiB are stored in files of their own under data/, \
+            Values above \(DiskStorageKind.defaultInlineThreshold / 1024) KiB are stored in files of their own under data/, \
             smaller ones inside manifest.sqlite.
 
             Example:

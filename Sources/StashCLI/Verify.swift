@@ -11,8 +11,8 @@ struct Verify: ParsableCommand {
         abstract: "Check a cache's manifest against its files and repair what disagrees.",
         discussion: """
             Removes files in data/ that no entry refers to (once they are an hour \
-            old, so that a write in progress elsewhere is safe), entries whose file \
-            is missing or damaged, and abandoned temporary files, and recomputes the \
+            old, so that a write in progress elsewhere is safe), and entries whose \
+            file is missing or damaged, and recomputes the \
             totals if they drifted. Prints each count and a summary line. Exits with \
             status 0 when the cache is consistent afterwards, including when \
             something was repaired.

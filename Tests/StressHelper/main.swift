@@ -27,8 +27,8 @@
 //       entry the cache held before and prints `INTACT <count>` or `LOST <key>`.
 //
 // Values are self-describing (see StressValue): key, sequence number, payload and
-// a checksum, so a reader can tell torn bytes or another key's bytes. The same
-// format is implemented in Tests/StashTests/Reliability/ReliabilitySupport.swift.
+// a checksum, so a reader can tell torn bytes or another key's bytes. The format is
+// implemented once, in Tests/StressSupport, which the tests share.
 
 #if canImport(Glibc)
 import Glibc
@@ -105,7 +105,8 @@ func openCache(_ directory: String, inlineThreshold: Int = 4096, autoTrim: Durat
 
 @MainActor
 func runCrash() -> Never {
-    let cache = openCache(option("dir"), inlineThreshold: intOption("inline-threshold", default: 4096))
+    let inlineThreshold = intOption("inline-threshold", default: 4096)
+    let cache = openCache(option("dir"), inlineThreshold: inlineThreshold)
     var rng = SeededGenerator(seed: UInt64(intOption("seed")))
     let keyCount = intOption("keys", default: 40)
     var seq = UInt64(intOption("start-seq"))
@@ -118,7 +119,9 @@ func runCrash() -> Never {
         do {
             if roll < 80 {
                 // Small values stay inline; large ones are files of up to 320 KB.
-                let length = roll < 45 ? Int.random(in: 40...3_000, using: &rng) : Int.random(in: 32_769...327_680, using: &rng)
+                let length = roll < 45
+                    ? Int.random(in: 40...min(3_000, inlineThreshold), using: &rng)
+                    : Int.random(in: (inlineThreshold + 1)...max(327_680, inlineThreshold + 1), using: &rng)
                 let value = StressValue.make(key: name, seq: seq, length: length)
                 emit("B \(seq) S \(key) \(value.count)")
                 try cache.setValue(value, forKey: name)
@@ -190,14 +193,11 @@ func mixedSession(directory: String, id: Int, duration: Duration, seed: UInt64) 
                 case 40..<60:
                     let key = Int.random(in: 0..<ownedCount, using: &rng)
                     let name = "p\(id)-\(key)"
-                    let found = try cache.value(forKey: name).map { StressValue.parse($0) }
-                    switch (found, owned[key]) {
-                    case (nil, nil):
-                        break
-                    case (.some(.some(let parsed)), .some(let expected)) where parsed.key == Array(name.utf8) && parsed.seq == expected:
-                        break
-                    default:
-                        report("\(name) read \(String(describing: found)) expected \(String(describing: owned[key]))")
+                    let found = try cache.value(forKey: name)
+                    let seq = found.flatMap { StressValue.seq(of: $0, key: name) }
+                    if (found == nil && owned[key] != nil) || (found != nil && (seq == nil || seq != owned[key])) {
+                        let what = found.map { "\($0.count) bytes, seq \(String(describing: seq))" } ?? "nothing"
+                        report("\(name) read \(what), expected seq \(String(describing: owned[key]))")
                     }
                 case 60..<80:
                     let key = Int.random(in: 0..<sharedCount, using: &rng)
@@ -206,11 +206,9 @@ func mixedSession(directory: String, id: Int, duration: Duration, seed: UInt64) 
                     try cache.removeValue(forKey: "s-\(Int.random(in: 0..<sharedCount, using: &rng))")
                 case 85..<97:
                     let name = "s-\(Int.random(in: 0..<sharedCount, using: &rng))"
-                    if let bytes = try cache.value(forKey: name) {
-                        guard let parsed = StressValue.parse(bytes), parsed.key == Array(name.utf8) else {
-                            report("\(name) read \(bytes.count) malformed or foreign bytes")
-                            continue
-                        }
+                    if let bytes = try cache.value(forKey: name), StressValue.seq(of: bytes, key: name) == nil {
+                        report("\(name) read \(bytes.count) malformed or foreign bytes")
+                        continue
                     }
                 default:
                     _ = try cache.contains("s-\(Int.random(in: 0..<sharedCount, using: &rng))")

@@ -26,7 +26,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
 /// FNV-1a 64 hash of all of the above (LE). A reader can tell a whole value of
 /// the right key from torn or foreign bytes.
 public enum StressValue {
-    static let magic: [UInt8] = Array("STV1".utf8)
+    private static let magic: [UInt8] = Array("STV1".utf8)
 
     /// A value of about `length` bytes for `key` and sequence number `seq`.
     public static func make(key: String, seq: UInt64, length: Int) -> Data {
@@ -56,7 +56,7 @@ public enum StressValue {
 
     /// The key bytes and sequence number, or `nil` unless the bytes are one whole,
     /// undamaged value.
-    public static func parse(_ data: Data) -> (key: [UInt8], seq: UInt64)? {
+    private static func parse(_ data: Data) -> (key: [UInt8], seq: UInt64)? {
         let bytes = [UInt8](data)
         guard bytes.count >= 28, Array(bytes[0..<4]) == magic else { return nil }
         let seq = read64(bytes, 4)
@@ -77,7 +77,7 @@ public enum StressValue {
     }
 
     /// FNV-1a, 64 bits.
-    public static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    private static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
@@ -85,15 +85,15 @@ public enum StressValue {
         return hash
     }
 
-    static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
 
-    static func read64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+    private static func read64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
         (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
     }
 
-    static func read32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+    private static func read32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
     }
 }

@@ -12,3 +12,10 @@ struct CacheKeyArguments: ParsableArguments {
         try validateKey(key)
     }
 }
+
+/// Refuses an empty key before any cache is opened (`get`, `rm` and `set`).
+func validateKey(_ key: String) throws {
+    if key.isEmpty {
+        throw ValidationError("the key must not be empty")
+    }
+}

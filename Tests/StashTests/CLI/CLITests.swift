@@ -1,4 +1,5 @@
 import Foundation
+import Stash
 import Testing
 
 /// End-to-end tests of the `stash` executable: each runs the built binary as a
@@ -6,6 +7,10 @@ import Testing
 ///
 /// Exit statuses: 0 success, 1 not found, 2 bad usage, 3 no cache, 4 failure.
 @Suite struct CLITests {
+    /// A value size above the default inline threshold, so stored as a file; a
+    /// round number, so that the stats tests can spell out totals.
+    static let fileSize = 40_000
+
     // MARK: - set and get
 
     @Test func binaryValuesRoundTripThroughStandardInput() throws {
@@ -33,7 +38,7 @@ import Testing
 
         #expect(try fixture.stash("set", "$CACHE", "from-file", file).status == 0)
         #expect(try fixture.stash("set", "$CACHE", "from-stdin", "-", stdin: bytes).status == 0)
-        #expect(try fixture.dataFiles().count == 2, "values above 32 KiB get files of their own")
+        #expect(try fixture.dataFiles().count == 2, "values above the inline threshold get files of their own")
         #expect(try fixture.stash("get", "$CACHE", "from-file").stdout == bytes)
         #expect(try fixture.stash("get", "$CACHE", "from-stdin").stdout == bytes)
     }
@@ -200,9 +205,10 @@ import Testing
     // MARK: - stats
 
     @Test func statsPrintsAlignedLines() throws {
+        #expect(Self.fileSize > DiskStorageKind.defaultInlineThreshold)
         let fixture = try CLIFixture()
         try fixture.seed(count: 2, size: 100)
-        try fixture.seed(count: 1, size: 40_000, keyPrefix: "big-")
+        try fixture.seed(count: 1, size: Self.fileSize, keyPrefix: "big-")
         let result = try fixture.stash("stats", "$CACHE")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.output.split(separator: "\n").map(String.init)
@@ -220,7 +226,7 @@ import Testing
         let fixture = try CLIFixture()
         let before = Date()
         try fixture.seed(count: 2, size: 100)
-        try fixture.seed(count: 1, size: 40_000, keyPrefix: "big-")
+        try fixture.seed(count: 1, size: Self.fileSize, keyPrefix: "big-")
         let result = try fixture.stash("stats", "--json", "$CACHE")
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
@@ -287,7 +293,7 @@ import Testing
     @Test func clearEmptiesTheCacheAndItsFiles() throws {
         let fixture = try CLIFixture()
         try fixture.seed(count: 3_000)
-        try fixture.seed(count: 5, size: 40_000, keyPrefix: "big-")
+        try fixture.seed(count: 5, size: Self.fileSize, keyPrefix: "big-")
         #expect(try fixture.dataFiles().count == 5)
         let result = try fixture.stash("clear", "$CACHE")
         #expect(result.status == 0, "\(result.stderr)")
@@ -329,10 +335,10 @@ import Testing
 
     @Test func verifyRemovesAnEntryWhoseFileWasDeleted() throws {
         let fixture = try CLIFixture()
-        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: 40_000)).status == 0)
+        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: Self.fileSize)).status == 0)
         #expect(try fixture.stash("set", "$CACHE", "small", stdin: Data("s".utf8)).status == 0)
         let files = try fixture.dataFiles()
-        try #require(files.count == 1, "a value above the 32 KiB inline threshold has a file")
+        try #require(files.count == 1, "a value above the inline threshold has a file")
         try FileManager.default.removeItem(atPath: "\(fixture.cache)/data/\(files[0])")
 
         let result = try fixture.stash("verify", "$CACHE")
@@ -347,7 +353,7 @@ import Testing
 
     @Test func verifyRemovesAnOldOrphanFileAndKeepsAYoungOne() throws {
         let fixture = try CLIFixture()
-        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: 40_000)).status == 0)
+        #expect(try fixture.stash("set", "$CACHE", "big", stdin: Data(repeating: 7, count: Self.fileSize)).status == 0)
         let old = "\(fixture.cache)/data/0123456789abcdef0123456789abcdef"
         let young = "\(fixture.cache)/data/fedcba9876543210fedcba9876543210"
         #expect(FileManager.default.createFile(atPath: old, contents: Data("orphan".utf8)))
@@ -362,7 +368,7 @@ import Testing
         #expect(lines.last == "repaired: 1 orphan files removed")
         #expect(!FileManager.default.fileExists(atPath: old))
         #expect(FileManager.default.fileExists(atPath: young))
-        #expect(try fixture.stash("get", "$CACHE", "big").stdout == Data(repeating: 7, count: 40_000))
+        #expect(try fixture.stash("get", "$CACHE", "big").stdout == Data(repeating: 7, count: Self.fileSize))
     }
 
     @Test func verifyReportsADamagedManifestSetAside() throws {

@@ -21,7 +21,9 @@ import Testing
         cache.core.maintenanceQueue.sync {}  // the check that followed opening is over
         // Damage for the next check to repair: one entry's file disappears.
         let lost = try #require(try cache.core.withStorage { storage throws(StashError) in
-            try fileName(of: "k0", in: storage)
+            try storage.perform("reading a file name") { connection throws(SQLiteError) in
+                try connection.storedFilename(of: "k0")
+            }
         })
         try FileManager.default.removeItem(atPath: "\(directory.path)/data/\(lost)")
         #expect(try cache.totalCount == 5)
@@ -40,14 +42,14 @@ import Testing
         // The check is paused mid-way. A write and a read, on another thread so that
         // a lock held by the check would fail the test instead of hanging it.
         let done = DispatchSemaphore(value: 0)
-        let outcome = Outcome()
+        let failures = LockedList()
         Thread.detachNewThread {
             do {
                 try cache.setValue(testBytes(200, seed: 9), forKey: "during")
-                outcome.set(try cache.value(forKey: "during") == testBytes(200, seed: 9)
-                    && cache.value(forKey: "k1") == testBytes(100, seed: 1))
+                if try cache.value(forKey: "during") != testBytes(200, seed: 9) { failures.append("during read back wrong") }
+                if try cache.value(forKey: "k1") != testBytes(100, seed: 1) { failures.append("k1 read back wrong") }
             } catch {
-                outcome.set(false)
+                failures.append("\(error)")
             }
             done.signal()
         }
@@ -55,7 +57,7 @@ import Testing
         resume.signal()
         #expect(completed, "a write and a read waited for the paused consistency check")
         if !completed { done.wait() }
-        #expect(outcome.value == true)
+        #expect(failures.items.isEmpty, "\(failures.items)")
 
         cache.core.maintenanceQueue.sync {}
         // The check removed the entry whose file was lost, and the cache sees it.
@@ -85,22 +87,3 @@ import Testing
     }
 }
 
-/// A Bool set on one thread and read on another.
-private final class Outcome: @unchecked Sendable {
-    // @unchecked Sendable: `stored` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var stored: Bool?
-
-    func set(_ value: Bool) { lock.withLock { stored = value } }
-    var value: Bool? { lock.withLock { stored } }
-}
-
-/// The `filename` column of `key`'s row, through `storage`'s connection.
-private func fileName(of key: String, in storage: KVStorage) throws(StashError) -> String? {
-    try storage.perform("reading a file name") { connection throws(SQLiteError) in
-        try connection.withStatement("SELECT filename FROM manifest WHERE key = ?1") { statement throws(SQLiteError) in
-            try statement.bind(key, at: 1)
-            return try statement.step() == .row ? statement.text(at: 0) : nil
-        }
-    }
-}

@@ -45,12 +45,7 @@ import Darwin
     static func filename(of key: String, in path: String) throws -> String {
         let storage = try openCheckingStorage(path)
         defer { storage.close() }
-        let connection = try storage.requireConnection()
-        let name = try connection.withStatement("SELECT filename FROM manifest WHERE key = ?1") { statement throws(SQLiteError) in
-            try statement.bind(key, at: 1)
-            return try statement.step() == .row ? statement.text(at: 0) : nil
-        }
-        return try #require(name)
+        return try #require(try storage.requireConnection().storedFilename(of: key))
     }
 
     /// Damages the cache at `path` as `damage` says; returns the keys whose loss is expected.

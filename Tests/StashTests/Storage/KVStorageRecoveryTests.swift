@@ -171,15 +171,18 @@ import Testing
         }
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))
         #expect(try storage.totalCount() == 30)
-        // Were a trigger left, these would be counted twice.
+        // Were a trigger left, every change below would be counted twice: the
+        // count would end at 32 and the size off by the same changes again.
         try storage.setValue(testBytes(100), forKey: "new")
+        try storage.setValue(testBytes(200), forKey: "newer")
         try storage.setValue(testBytes(3000), forKey: "key-1")
         #expect(try storage.removeValue(forKey: "key-2"))
-        #expect(try storage.totalCount() == 30)
+        #expect(try storage.totalCount() == 31)
+        let connection = try fixture.rawConnection()
+        #expect(try storage.totalSize() == Int(try #require(try connection.scalarInt64("SELECT sum(size) FROM manifest"))))
         #expect(try storage.checkConsistency().isClean)
         storage.close()
 
-        let connection = try fixture.rawConnection()
         #expect(try connection.scalarInt64("PRAGMA user_version") == Manifest.schemaVersion)
         #expect(try connection.scalarInt64("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 0)
     }

@@ -52,11 +52,7 @@ struct StorageFixture {
 
     /// The `filename` column of `key`'s row, or `nil` (inline or absent).
     func filename(of key: String) throws -> String? {
-        let connection = try rawConnection()
-        return try connection.withStatement("SELECT filename FROM manifest WHERE key = ?1") { statement throws(SQLiteError) in
-            try statement.bind(key, at: 1)
-            return try statement.step() == .row ? statement.text(at: 0) : nil
-        }
+        try rawConnection().storedFilename(of: key)
     }
 
     /// The stored `last_access_time` of `key`'s row.
@@ -100,4 +96,14 @@ func writeFile(_ path: String, _ bytes: Data) throws {
 /// The contents of the file at `path`.
 func readFile(_ path: String) throws -> Data {
     try Data(contentsOf: URL(fileURLWithPath: path))
+}
+
+extension SQLiteConnection {
+    /// The `filename` column of `key`'s manifest row, or `nil` (inline or absent).
+    func storedFilename(of key: String) throws(SQLiteError) -> String? {
+        try withStatement("SELECT filename FROM manifest WHERE key = ?1") { statement throws(SQLiteError) in
+            try statement.bind(key, at: 1)
+            return try statement.step() == .row ? statement.text(at: 0) : nil
+        }
+    }
 }
