@@ -43,17 +43,16 @@ public enum DiskStorageKind: Sendable, Hashable, CustomStringConvertible {
     ///
     /// | file system | write | read | one write per four reads |
     /// |---|---:|---:|---:|
-    /// | tmpfs | 5.0 KiB | 25 KiB | 12 KiB |
-    /// | ext4 (this machine's disk, no journal) | 318 KiB | 22 KiB | 253 KiB |
+    /// | tmpfs | 4.6 KiB | 22 KiB | 10.5 KiB |
+    /// | ext4 (this machine's disk, no journal) | 304 KiB | 20 KiB | 264 KiB |
     ///
-    /// Reads cross over at 20–25 KiB wherever the cache lives (the same within
-    /// noise in the previous runs); writes follow what
-    /// creating a file costs, which only tmpfs makes cheap. The default is the read
+    /// Reads cross over at 20–27 KiB wherever the cache lives (over several runs);
+    /// writes follow what creating a file costs, which only tmpfs makes cheap. The default is the read
     /// crossover rounded up to a power of two: up to it, an inline read costs
     /// about what a file read does (within the few KiB past the crossover), and an
     /// inline write is far cheaper on the disk file systems where caches live
     /// (`~/.cache`, `Library/Caches`). The benchmark page also gives a
-    /// lower bound, the tmpfs crossover for one write per four reads (11–12 KiB,
+    /// lower bound, the tmpfs crossover for one write per four reads (10–12 KiB,
     /// which its rounding to a power of two puts at 8 or 16 KiB from run to run;
     /// 32 KiB when file writes still renamed a temporary file): a cache kept on
     /// tmpfs may pass `.mixed(inlineThreshold: 16 * 1024)`. For
