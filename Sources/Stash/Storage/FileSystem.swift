@@ -191,10 +191,30 @@ enum FileSystem {
         return descriptor
     }
 
-    /// Opens the existing file `name` in `directory` for reading, refusing a
-    /// symbolic link (`ELOOP`).
+    /// `O_NOATIME`, which Swift's Glibc module does not export (it sits behind
+    /// `_GNU_SOURCE`): the kernel's generic value, the same on x86-64, arm64 and
+    /// riscv64. Zero elsewhere.
+    #if os(Linux) && (arch(x86_64) || arch(arm64) || arch(riscv64))
+    static let noAccessTimeFlag: Int32 = 0o1_000_000
+    #else
+    static let noAccessTimeFlag: Int32 = 0
+    #endif
+
+    /// Opens the existing file `name` in `directory` for reading without following
+    /// a symbolic link (`ELOOP`), without blocking on a FIFO (`O_NONBLOCK`), and
+    /// close-on-exec.
+    ///
+    /// On Linux it also passes `O_NOATIME`: the cache keeps its own access times,
+    /// and on a file system mounted `relatime` (the default) the first read after
+    /// a write would otherwise dirty the inode, about 1 µs per read of a fresh
+    /// 100 KB file on ext4. The kernel refuses the flag (`EPERM`) unless the caller
+    /// owns the file; the open is then retried without it.
     static func openForReading(_ name: String, in directory: Int32) throws(SystemCallError) -> Int32 {
-        let descriptor = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        var descriptor = openat(directory, name, flags | noAccessTimeFlag)
+        if descriptor < 0, errno == EPERM, noAccessTimeFlag != 0 {
+            descriptor = openat(directory, name, flags)
+        }
         guard descriptor >= 0 else { throw lastError("openat") }
         return descriptor
     }

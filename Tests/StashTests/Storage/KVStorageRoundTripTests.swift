@@ -194,6 +194,27 @@ import Testing
         #expect(permissions(of: "\(fixture.dataPath)/\(file)") == 0o600)
     }
 
+    #if os(Linux)
+    /// Reads open value files with `O_NOATIME`: a file whose access time is older
+    /// than its modification time, which `relatime` would update on a read, keeps it.
+    @Test func readsLeaveFileAccessTimesAlone() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .file)
+        try storage.setValue(testBytes(10), forKey: "k")
+        let file = "\(fixture.dataPath)/\(try #require(try fixture.filename(of: "k")))"
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), now]  // accessed in 1970, modified now
+        #expect(utimensat(AT_FDCWD, file, times, AT_SYMLINK_NOFOLLOW) == 0)
+
+        #expect(try storage.value(forKey: "k")?.value == testBytes(10))
+
+        var info = stat()
+        #expect(lstat(file, &info) == 0)
+        #expect(info.st_atim.tv_sec == 1_000_000)
+    }
+    #endif
+
     @Test func invalidConfigurationIsRejected() throws {
         let fixture = try StorageFixture()
         #expect {
