@@ -308,10 +308,7 @@ extension KVStorage {
         guard expectedSize > 0 else { return .success(Data()) }
 
         // Read into uninitialised memory that the Data then owns: no zeroing, no copy.
-        // Cache-line aligned: the kernel copies from page-aligned page-cache pages,
-        // and into malloc's 16-byte alignment that copy is about 5 % slower.
-        var allocated: UnsafeMutableRawPointer?
-        guard posix_memalign(&allocated, 64, expectedSize) == 0, let memory = allocated else {
+        guard let memory = malloc(expectedSize) else {
             throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
         }
         let count: Int
