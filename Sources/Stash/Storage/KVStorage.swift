@@ -94,20 +94,14 @@ struct KVStorageOptions: Sendable {
 final class KVStorage {
     /// An entry read back from the storage.
     struct Item {
-        /// The entry's key.
-        var key: String
         /// The value's bytes.
         var value: Data
-        /// The extended data stored beside the value, if any.
-        var extendedData: Data?
         /// The value's length in bytes (the row's `size`).
         var size: Int
         /// Whether the value is stored inline in the manifest rather than in a file.
         var isInline: Bool
         /// When the value was written, in nanoseconds on the storage's clock.
         var modificationTime: Int64
-        /// When the entry was last read or written (this read included).
-        var lastAccessTime: Int64
         /// When the entry expires, or `nil` if it never does.
         var expirationTime: Int64?
     }
@@ -458,9 +452,7 @@ final class KVStorage {
                             size: Int(statement.int64(at: 1)),
                             inlineData: statement.blob(at: 2),
                             modificationTime: statement.int64(at: 3),
-                            lastAccessTime: statement.int64(at: 4),
-                            expirationTime: statement.optionalInt64(at: 5),
-                            extendedData: statement.blob(at: 6)
+                            expirationTime: statement.optionalInt64(at: 4)
                         )
                     }
                 }
@@ -509,9 +501,8 @@ final class KVStorage {
 
             recordAccess(key, at: now)
             return Item(
-                key: key, value: value, extendedData: row.extendedData, size: row.size,
-                isInline: row.filename == nil, modificationTime: row.modificationTime,
-                lastAccessTime: max(now, row.lastAccessTime), expirationTime: row.expirationTime
+                value: value, size: row.size, isInline: row.filename == nil,
+                modificationTime: row.modificationTime, expirationTime: row.expirationTime
             )
         }
         return nil
@@ -534,9 +525,7 @@ final class KVStorage {
         var size: Int
         var inlineData: Data?
         var modificationTime: Int64
-        var lastAccessTime: Int64
         var expirationTime: Int64?
-        var extendedData: Data?
     }
 
     /// Whether an unexpired entry exists for `key`. Does not count as an access and

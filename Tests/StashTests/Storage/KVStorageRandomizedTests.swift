@@ -62,7 +62,7 @@ import Testing
                 let item = try storage.value(forKey: key)
                 if let entry = model.entries[key], !model.isExpired(entry, now: now) {
                     #expect(item?.value == entry.value, context)
-                    #expect(item?.extendedData == entry.extendedData, context)
+                    #expect(try storage.extendedData(forKey: key) == entry.extendedData, context)
                     #expect(item?.isInline == kind.storesInline(size: entry.value.count), context)
                     model.entries[key]?.lastAccess = now
                 } else {
