@@ -236,10 +236,20 @@ enum FileSystem {
         }
     }
 
-    /// Reads until `buffer` is full or the file ends, retrying `EINTR`.
+    /// Reads a file that should hold `expected` bytes into `buffer`, which has room
+    /// for at least one byte more, retrying `EINTR`.
     ///
-    /// - Returns: The number of bytes read: less than `buffer.count` only at end of file.
-    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+    /// Asking for one byte more than expected makes a single `read` enough for a
+    /// file of the right size: a read of a regular file returns fewer bytes than
+    /// asked only at its end, so getting exactly `expected` bytes means the file
+    /// ended there, and a longer file fills the extra byte. A read that comes back
+    /// short before that is continued.
+    ///
+    /// - Returns: The number of bytes read: `expected` for a file of that size,
+    ///   more for a longer file, less for a shorter one.
+    static func readExpecting(
+        _ expected: Int, from descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer
+    ) throws(SystemCallError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var total = 0
         while total < buffer.count {
@@ -250,6 +260,7 @@ enum FileSystem {
             }
             if count == 0 { break }
             total += count
+            if total == expected { break }
         }
         return total
     }

@@ -246,8 +246,11 @@ extension KVStorage {
     /// Reads the file `name`, which must hold exactly `expectedSize` bytes.
     ///
     /// Opens with ``FileSystem/openForReading(_:in:)`` (a link is refused, a FIFO
-    /// does not block, the access time is not updated) and checks with `fstat`
-    /// that it is a regular file of the right size.
+    /// does not block, the access time is not updated), then reads one byte more
+    /// than expected to check the size in the same `read`
+    /// (``FileSystem/readExpecting(_:from:into:)``). A directory or a FIFO in the
+    /// file's place fails that read or reads short; only a privileged user can put
+    /// a device node there.
     ///
     /// - Returns: The bytes, or ``FileRead/damaged(_:)`` with the reason when the
     ///   file is missing, truncated, a link or not a regular file.
@@ -293,34 +296,35 @@ extension KVStorage {
         }
         defer { FileSystem.closeDescriptor(descriptor) }
 
-        let status: FileSystem.Status
-        do {
-            status = try FileSystem.status(ofDescriptor: descriptor)
-        } catch {
-            throw StashError(.ioFailed, "cannot inspect the file of \(Self.describe(key))", cause: error)
-        }
-        guard status.type == .regular else {
-            return .damaged("the file is not a regular file")
-        }
-        guard status.size == Int64(expectedSize) else {
-            return .damaged("the file holds \(status.size) bytes, \(expectedSize) expected")
-        }
-        guard expectedSize > 0 else { return .success(Data()) }
-
         // Read into uninitialised memory that the Data then owns: no zeroing, no copy.
-        guard let memory = malloc(expectedSize) else {
+        // One byte more than the value, so that one `read` both reads it and finds
+        // the end of the file (see FileSystem.readExpecting), with no `fstat`.
+        guard let memory = malloc(expectedSize + 1) else {
             throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
         }
         let count: Int
         do {
-            count = try FileSystem.readFully(descriptor, into: UnsafeMutableRawBufferPointer(start: memory, count: expectedSize))
+            count = try FileSystem.readExpecting(
+                expectedSize, from: descriptor, into: UnsafeMutableRawBufferPointer(start: memory, count: expectedSize + 1))
         } catch {
             free(memory)
-            throw StashError(.ioFailed, "cannot read the file of \(Self.describe(key))", cause: error)
+            switch error.errno {
+            // A directory, or a FIFO that another process holds open for writing
+            // (opened with O_NONBLOCK, an idle FIFO reads as empty).
+            case EISDIR, EAGAIN: return .damaged("the file is not a regular file")
+            default: throw StashError(.ioFailed, "cannot read the file of \(Self.describe(key))", cause: error)
+            }
         }
         guard count == expectedSize else {
             free(memory)
-            return .damaged("the file ended after \(count) of \(expectedSize) bytes")
+            return .damaged(
+                count > expectedSize
+                    ? "the file holds more than the \(expectedSize) bytes expected"
+                    : "the file ended after \(count) of \(expectedSize) bytes")
+        }
+        guard expectedSize > 0 else {
+            free(memory)
+            return .success(Data())
         }
         return .success(Data(bytesNoCopy: memory, count: expectedSize, deallocator: .free))
     }

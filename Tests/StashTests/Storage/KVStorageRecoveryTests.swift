@@ -238,6 +238,35 @@ import Testing
         #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == 3)
     }
 
+    /// Reads check a file's type and size without `fstat`: a directory fails the
+    /// read, a FIFO reads as empty or would block, and neither hangs the read.
+    @Test func directoryOrFIFOInAFilesPlaceIsAMissAndTheEntryIsRemoved() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .file)
+        for key in ["directory", "fifo", "fifo with a writer"] {
+            try storage.setValue(testBytes(100), forKey: key)
+            let path = "\(fixture.dataPath)/\(try #require(try fixture.filename(of: key)))"
+            try FileManager.default.removeItem(atPath: path)
+            if key == "directory" {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            } else {
+                #expect(mkfifo(path, 0o600) == 0)
+            }
+        }
+        // Holding the FIFO open for reading and writing makes it have a writer
+        // without blocking here: a non-blocking read of it fails with EAGAIN.
+        let writer = open("\(fixture.dataPath)/\(try #require(try fixture.filename(of: "fifo with a writer")))", O_RDWR)
+        #expect(writer >= 0)
+        defer { close(writer) }
+
+        for key in ["directory", "fifo", "fifo with a writer"] {
+            #expect(try storage.value(forKey: key) == nil, "\(key)")
+            #expect(try !storage.contains(key), "\(key)")
+        }
+        #expect(try storage.totalCount() == 0)
+        #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == 3)
+    }
+
     @Test func dataDirectoryReplacedByAPlainFileIsRepaired() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .file)
