@@ -39,23 +39,24 @@ public enum DiskStorageKind: Sendable, Hashable, CustomStringConvertible {
     /// Measured by `stash-bench` (docs/benchmarks.md, "Inline-threshold
     /// crossover"), timing every value inline against every value in a file from
     /// 1 KiB to 1 MiB. Files became cheaper than inline storage from these sizes
-    /// (2026-11-22):
+    /// (2026-11-22, after file reads dropped `fstat` and gained `O_NOATIME`):
     ///
     /// | file system | write | read | one write per four reads |
     /// |---|---:|---:|---:|
-    /// | tmpfs | 4.6 KiB | 22 KiB | 10.5 KiB |
-    /// | ext4 (this machine's disk, no journal) | 304 KiB | 20 KiB | 264 KiB |
+    /// | tmpfs | 4.2 KiB | 20 KiB | 9.0 KiB |
+    /// | ext4 (this machine's disk, no journal) | 303 KiB | 13 KiB | 251 KiB |
     ///
-    /// Reads cross over at 20–27 KiB wherever the cache lives (over several runs);
-    /// writes follow what creating a file costs, which only tmpfs makes cheap. The default is the read
-    /// crossover rounded up to a power of two: up to it, an inline read costs
-    /// about what a file read does (within the few KiB past the crossover), and an
-    /// inline write is far cheaper on the disk file systems where caches live
+    /// Reads cross over at 13–27 KiB wherever the cache lives (over several runs);
+    /// writes follow what creating a file costs, which only tmpfs makes cheap. The
+    /// mixed workload (one write per four reads) therefore crosses over anywhere
+    /// from 9 KiB (tmpfs) to 250 KiB (a disk). The default sits between the read
+    /// crossover and that range's middle (about 48 KiB in log scale): at 32 KiB an
+    /// inline read costs 1.1–1.4× a file read (a few µs), while on ext4 a file
+    /// write costs 6× an inline one, and caches live on disk file systems
     /// (`~/.cache`, `Library/Caches`). The benchmark page also gives a
-    /// lower bound, the tmpfs crossover for one write per four reads (10–12 KiB,
-    /// which its rounding to a power of two puts at 8 or 16 KiB from run to run;
-    /// 32 KiB when file writes still renamed a temporary file): a cache kept on
-    /// tmpfs may pass `.mixed(inlineThreshold: 16 * 1024)`. For
+    /// lower bound, the tmpfs crossover for one write per four reads (9–12 KiB,
+    /// which its rounding to a power of two puts at 8 or 16 KiB from run to run):
+    /// a cache kept on tmpfs may pass `.mixed(inlineThreshold: 16 * 1024)`. For
     /// comparison, `NSURLCache` keeps responses up to 16 KB in SQLite, and YYCache
     /// measured 20 KB on an iPhone 6.
     public static let defaultInlineThreshold = 32 * 1024
