@@ -299,7 +299,15 @@ extension KVStorage {
         // Read into uninitialised memory that the Data then owns: no zeroing, no copy.
         // One byte more than the value, so that one `read` both reads it and finds
         // the end of the file (see FileSystem.readExpecting), with no `fstat`.
+        guard expectedSize >= 0, expectedSize < Int.max else {
+            return .damaged("the row records an impossible size, \(expectedSize) bytes")
+        }
         guard let memory = malloc(expectedSize + 1) else {
+            // Out of memory, or a damaged row recording a huge size: the file's
+            // real size tells which.
+            if let status = try? FileSystem.status(ofDescriptor: descriptor), status.size != Int64(expectedSize) {
+                return .damaged("the file holds \(status.size) bytes, \(expectedSize) expected")
+            }
             throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
         }
         let count: Int

@@ -238,6 +238,24 @@ import Testing
         #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == 3)
     }
 
+    /// A damaged row recording an impossible or huge size for a file value is a
+    /// miss and is removed: never a crash, and never an allocation of that size.
+    @Test func fileRowWithAnImpossibleSizeIsAMissAndTheEntryIsRemoved() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .file)
+        let sizes: [Int64] = [-5, Int64.max, 1 << 50]
+        let connection = try fixture.rawConnection()
+        for (index, size) in sizes.enumerated() {
+            try storage.setValue(testBytes(100), forKey: "k\(index)")
+            try connection.execute("UPDATE manifest SET size = \(size) WHERE key = 'k\(index)'")
+        }
+        for index in sizes.indices {
+            #expect(try storage.value(forKey: "k\(index)") == nil, "size \(sizes[index])")
+            #expect(try !storage.contains("k\(index)"), "size \(sizes[index])")
+        }
+        #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == sizes.count)
+    }
+
     /// Reads check a file's type and size without `fstat`: a directory fails the
     /// read, a FIFO reads as empty or would block, and neither hangs the read.
     @Test func directoryOrFIFOInAFilesPlaceIsAMissAndTheEntryIsRemoved() throws {
