@@ -12,7 +12,7 @@ final class TemporaryDirectory: Sendable {
     let path: String
 
     /// Creates a uniquely named directory.
-    init(function: String = #function) throws {
+    init() throws {
         let base = FileManager.default.temporaryDirectory.path
         let name = "stash-tests-\(UUID().uuidString)"
         path = "\(base)/\(name)"
