@@ -243,6 +243,10 @@ extension KVStorage {
 
     // MARK: - Reading
 
+    /// The value size above which ``readDataFile(_:expectedSize:forKey:)`` checks
+    /// the file's size with `fstat` before allocating: 16 MiB.
+    static let sizeCheckedBeforeAllocating = 16 << 20
+
     /// Reads the file `name`, which must hold exactly `expectedSize` bytes.
     ///
     /// Opens with ``FileSystem/openForReading(_:in:)`` (a link is refused, a FIFO
@@ -302,12 +306,20 @@ extension KVStorage {
         guard expectedSize >= 0, expectedSize < Int.max else {
             return .damaged("the row records an impossible size, \(expectedSize) bytes")
         }
-        guard let memory = malloc(expectedSize + 1) else {
-            // Out of memory, or a damaged row recording a huge size: the file's
-            // real size tells which.
-            if let status = try? FileSystem.status(ofDescriptor: descriptor), status.size != Int64(expectedSize) {
-                return .damaged("the file holds \(status.size) bytes, \(expectedSize) expected")
+        // A damaged row could record any size. Past 16 MiB, where one more system
+        // call is noise beside the read, the file's real size is checked before
+        // allocating that much.
+        if expectedSize > Self.sizeCheckedBeforeAllocating {
+            do {
+                let size = try FileSystem.status(ofDescriptor: descriptor).size
+                guard size == Int64(expectedSize) else {
+                    return .damaged("the file holds \(size) bytes, \(expectedSize) expected")
+                }
+            } catch {
+                throw StashError(.ioFailed, "cannot inspect the file of \(Self.describe(key))", cause: error)
             }
+        }
+        guard let memory = malloc(expectedSize + 1) else {
             throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
         }
         let count: Int
