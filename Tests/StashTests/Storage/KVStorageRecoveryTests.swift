@@ -275,7 +275,10 @@ import Testing
         }
         // Holding the FIFO open for reading and writing makes it have a writer
         // without blocking here: a non-blocking read of it fails with EAGAIN.
-        let writer = open("\(fixture.dataPath)/\(try #require(try fixture.filename(of: "fifo with a writer")))", O_RDWR)
+        // Close-on-exec, like every descriptor the tests open: CLI tests spawn
+        // children meanwhile.
+        let writer = open(
+            "\(fixture.dataPath)/\(try #require(try fixture.filename(of: "fifo with a writer")))", O_RDWR | O_CLOEXEC)
         #expect(writer >= 0)
         defer { close(writer) }
 
