@@ -263,7 +263,7 @@ extension KVStorage {
     ///   entry must not be dropped for those.
     func readDataFile(_ name: String, expectedSize: Int, forKey key: String) throws(StashError) -> FileRead {
         var descriptor: Int32 = -1
-        var openError = SystemCallError(call: "openat", errno: ENOENT)
+        var openError: SystemCallError?
         // Twice at most: a missing file is looked for again in the directory now at
         // dataPath if the kept descriptor turns out to be of a replaced one.
         for _ in 0..<2 {
@@ -283,13 +283,14 @@ extension KVStorage {
             }
             do {
                 descriptor = try FileSystem.openForReading(name, in: directory.descriptor)
+                openError = nil
                 break
             } catch {
                 openError = error
+                if error.errno != ENOENT || !dataDirectoryWasReplaced() { break }
             }
-            if openError.errno != ENOENT || !dataDirectoryWasReplaced() { break }
         }
-        if descriptor < 0 {
+        if let openError {
             switch openError.errno {
             case ENOENT: return .damaged("the file is missing")
             case ELOOP, EMLINK: return .damaged("the file was replaced by a symbolic link")
