@@ -80,19 +80,17 @@ extension CacheClock where Self == WallClock {
 /// ```
 ///
 /// Thread-safe: reads and advances are serialised by a lock.
-public final class ManualClock: CacheClock, @unchecked Sendable {
-    // @unchecked Sendable: `now` is only read or written with `lock` held.
-    private let lock = Lock()
-    private var now: Int64
+public final class ManualClock: CacheClock, Sendable {
+    private let now: LockedValue<Int64>
 
     /// Creates a clock that reads `start` nanoseconds. Defaults to 0.
     public init(start: Int64 = 0) {
-        now = start
+        now = LockedValue(start)
     }
 
     /// The time the clock was last set to.
     public var nanosecondsNow: Int64 {
-        lock.withLock { now }
+        now.withLock { $0 }
     }
 
     /// Moves the clock forward.
@@ -101,7 +99,7 @@ public final class ManualClock: CacheClock, @unchecked Sendable {
     public func advance(by duration: Duration) {
         let step = duration.nanosecondsClamped
         precondition(step >= 0, "ManualClock cannot go backwards")
-        lock.withLock { now = now.addingClamped(step) }
+        now.withLock { $0 = $0.addingClamped(step) }
     }
 }
 

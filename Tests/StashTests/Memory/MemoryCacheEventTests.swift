@@ -80,15 +80,12 @@ import Testing
     }
 
     @Test func discardedContentIsAMissAndIsEvicted() {
-        final class Blob: DiscardableContent, @unchecked Sendable {
-            // @unchecked Sendable: the flag is only touched with the lock held.
-            private let lock = NSLock()
-            private var discarded = false
-            private var accesses = 0
-            func beginContentAccess() -> Bool { lock.withLock { accesses += 1; return !discarded } }
-            func endContentAccess() { lock.withLock { accesses -= 1 } }
-            func discardContentIfPossible() { lock.withLock { if accesses == 0 { discarded = true } } }
-            var isContentDiscarded: Bool { lock.withLock { discarded } }
+        final class Blob: DiscardableContent, Sendable {
+            private let state = LockedValue((discarded: false, accesses: 0))
+            func beginContentAccess() -> Bool { state.withLock { $0.accesses += 1; return !$0.discarded } }
+            func endContentAccess() { state.withLock { $0.accesses -= 1 } }
+            func discardContentIfPossible() { state.withLock { if $0.accesses == 0 { $0.discarded = true } } }
+            var isContentDiscarded: Bool { state.withLock { $0.discarded } }
         }
         let recorder = EvictionRecorder<String, Blob>()
         let cache = makeMemoryCache(String.self, Blob.self, removesAllOnMemoryPressure: false)

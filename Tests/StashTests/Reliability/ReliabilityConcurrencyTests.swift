@@ -25,20 +25,18 @@ import Testing
     }
 
     /// Records violations from any thread.
-    final class Violations: @unchecked Sendable {
-        // @unchecked Sendable: `list` is only touched with `lock` held.
-        private let lock = Lock()
-        private var list: [String] = []
-        private(set) var count = 0
+    final class Violations: Sendable {
+        private let state = LockedValue((count: 0, first: [String]()))
 
         func record(_ text: String) {
-            lock.withLock {
-                count += 1
-                if list.count < 10 { list.append(text) }
+            state.withLock {
+                $0.count += 1
+                if $0.first.count < 10 { $0.first.append(text) }
             }
         }
 
-        var first: [String] { lock.withLock { list } }
+        var count: Int { state.withLock { $0.count } }
+        var first: [String] { state.withLock { $0.first } }
     }
 
     @Test(.timeLimit(.minutes(Reliability.minutes(5))))
