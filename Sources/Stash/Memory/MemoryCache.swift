@@ -247,16 +247,3 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         set { core.lock.withLock { core.releasesValuesInBackground = newValue } }
     }
 }
-
-/// Platform-dependent defaults of ``MemoryCache``.
-public enum MemoryCacheDefaults {
-    /// `true` on iOS, tvOS and visionOS, where a backgrounded app should give
-    /// memory back; `false` elsewhere.
-    public static var removesAllOnEnteringBackground: Bool {
-        #if os(iOS) || os(tvOS) || os(visionOS)
-        true
-        #else
-        false
-        #endif
-    }
-}
