@@ -9,7 +9,9 @@
 /// ```swift
 /// do {
 ///     try disk.setValue(data, forKey: "")
-/// } catch let error as StashError where error.code == .invalidKey {
+/// } catch StashError.Code.invalidKey {
+///     // a code matches the error that carries it
+/// } catch {
 ///     print(error.message)   // "keys must not be empty"
 /// }
 /// ```
@@ -103,38 +105,28 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A failed system call, carrying the call's name and `errno`.
-///
-/// Appears as the ``StashError/cause`` of ``StashError/Code/ioFailed`` and
-/// ``StashError/Code/directoryUnusable`` errors.
-public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The name of the call that failed, for example `"open"` or `"rename"`.
-    public var call: String
-    /// The value of `errno` after the call.
-    public var errno: Int32
-
-    /// Creates an error for a failed system call.
-    public init(call: String, errno: Int32) {
-        self.call = call
-        self.errno = errno
+extension StashError.Code {
+    /// Whether `error` carries this code, so that a `catch` clause or a
+    /// `switch` can match a code directly:
+    ///
+    /// ```swift
+    /// do {
+    ///     try cache.setValue(value, forKey: key)
+    /// } catch StashError.Code.valueTooLarge {
+    ///     // skip it
+    /// }
+    /// ```
+    ///
+    /// - Complexity: O(1).
+    public static func ~= (code: StashError.Code, error: StashError) -> Bool {
+        error.code == code
     }
 
-    /// The operating system's description of ``errno``, such as
-    /// `"No space left on device"`.
-    public var reason: String {
-        String(cString: strerror(errno))
-    }
-
-    /// The call, the system's description of `errno`, and its number.
-    public var description: String {
-        "\(call) failed: \(reason) (errno \(errno))"
+    /// Whether `error` is a ``StashError`` carrying this code. Any other error
+    /// does not match.
+    ///
+    /// - Complexity: O(1).
+    public static func ~= (code: StashError.Code, error: any Error) -> Bool {
+        (error as? StashError)?.code == code
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
