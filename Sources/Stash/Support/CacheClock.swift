@@ -8,6 +8,30 @@
 public protocol CacheClock: Sendable {
     /// The current time, in nanoseconds from the clock's origin. Never decreases.
     var nanosecondsNow: Int64 { get }
+
+    /// Suspends the calling task until the clock reads `deadline` or later.
+    ///
+    /// Used for timeouts (a load that takes too long), never on a cache's hit
+    /// path. The default implementation sleeps for the difference between
+    /// `deadline` and ``nanosecondsNow`` with `Task.sleep`; ``ManualClock``
+    /// instead suspends until it is advanced past `deadline`.
+    ///
+    /// - Parameter deadline: A time on this clock, in nanoseconds.
+    /// - Throws: `CancellationError` if the task is cancelled first.
+    func sleep(until deadline: Int64) async throws
+}
+
+extension CacheClock {
+    /// Sleeps with `Task.sleep` for the time left until `deadline`, or not at
+    /// all when it has passed.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled first.
+    public func sleep(until deadline: Int64) async throws {
+        let remaining = deadline &- nanosecondsNow
+        if remaining > 0 {
+            try await Task.sleep(nanoseconds: UInt64(remaining))
+        }
+    }
 }
 
 extension Duration {

@@ -32,6 +32,8 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case encodingFailed
             case decodingFailed
             case closed
+            case recursiveLoad
+            case timedOut
         }
 
         let wrapped: Wrapped
@@ -58,6 +60,11 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         public static let decodingFailed = Code(.decodingFailed)
         /// The cache has been closed.
         public static let closed = Code(.closed)
+        /// A loader asked the cache for the key it is loading, which would wait
+        /// for itself forever.
+        public static let recursiveLoad = Code(.recursiveLoad)
+        /// A load did not finish within its timeout.
+        public static let timedOut = Code(.timedOut)
 
         /// The code's name, such as "invalid key".
         public var description: String {
@@ -72,6 +79,8 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case .encodingFailed: "encoding failed"
             case .decodingFailed: "decoding failed"
             case .closed: "closed"
+            case .recursiveLoad: "recursive load"
+            case .timedOut: "timed out"
             }
         }
     }
