@@ -276,7 +276,9 @@ final class HTTPCacheEngine: @unchecked Sendable {
         replacing old: StoredResponse?
     ) async throws -> HTTPCacheResponse {
         let responseTime = clock.nanosecondsNow
-        let fields = HTTPCacheRules.storableFields(of: response.headerFields)
+        var fields = HTTPCacheRules.storableFields(of: response.headerFields)
+        // RFC 9110 §6.6.1: a recipient with a clock adds `Date` to a response it caches without one.
+        if fields[.date] == nil { fields[.date] = HTTPDate.format(responseTime / 1_000_000_000) }
         let varyNames = HTTPCacheRules.varyNames(fields) ?? ["*"]
         let head = StoredResponse(
             status: response.status, fields: fields, requestTime: requestTime, responseTime: responseTime,
