@@ -20,6 +20,9 @@ final class FetchGate: @unchecked Sendable {
         }
     }
 
+    /// How many tasks wait: for tests that check coalescing.
+    var waiterCount: Int { lock.withLock { waiters.count } }
+
     /// Opens the gate and wakes every waiter. Idempotent.
     func open() {
         let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in

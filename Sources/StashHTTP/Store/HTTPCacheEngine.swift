@@ -418,6 +418,11 @@ final class HTTPCacheEngine: @unchecked Sendable {
         }
     }
 
+    /// How many calls wait for the origin request under way for `key`: for tests.
+    func waiterCount(forKey key: String) -> Int {
+        lock.withLock { inFlight[key] }?.waiterCount ?? 0
+    }
+
     /// Waits for every background revalidation started so far: for tests and shutdown.
     func waitForBackgroundRevalidations() async {
         while true {
