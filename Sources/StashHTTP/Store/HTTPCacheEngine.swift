@@ -259,7 +259,10 @@ final class HTTPCacheEngine: @unchecked Sendable {
     func freshen(
         _ stored: StoredResponse, key: String, with notModified: HTTPResponse, requestTime: Int64, responseTime: Int64
     ) async -> StoredResponse {
-        let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: notModified.headerFields)
+        var update = notModified.headerFields
+        // A 304 without `Date` was generated now (RFC 9110 §6.6.1); the stored `Date` would make it look old.
+        if update[.date] == nil { update[.date] = HTTPDate.format(responseTime / 1_000_000_000) }
+        let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: update)
         let updated = stored.updating(fields: fields, requestTime: requestTime, responseTime: responseTime)
         if let entry = await entry(forKey: key), let replaced = entry.replacing(stored, with: updated) {
             await write(replaced, forKey: key)
