@@ -34,11 +34,14 @@ extension MemoryCache {
 extension MemoryCache: Sequence {
     /// Iterates over a ``snapshot()`` of the entries, in eviction order.
     ///
+    /// The sequence's `underestimatedCount` is the default, 0, on purpose: the
+    /// standard library's `map`, `Array(_:)` and friends take that many
+    /// elements on trust, yet no count read before ``makeIterator()`` takes its
+    /// snapshot can promise a lower bound. ``count`` includes expired entries
+    /// the snapshot skips, and another thread may remove entries in between.
+    ///
     /// - Complexity: O(n) to start, under the lock. Thread-safe.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value, cost: Int)]> {
         snapshot().makeIterator()
     }
-
-    /// The number of entries, including expired ones not yet swept.
-    public var underestimatedCount: Int { count }
 }

@@ -93,6 +93,23 @@ import Testing
         #expect((1..<5_000).allSatisfy { $0.isMultiple(of: 2) || cache.contains($0) })
     }
 
+    @Test func iteratingSkipsExpiredEntriesAndPromisesNoMoreThanItYields() {
+        // Given one entry with a 10 ms time to live and one without, and the first expired but not swept.
+        let clock = ManualClock()
+        let cache = makeMemoryCache(clock: clock)
+        cache.setValue(1, forKey: "short", ttl: .milliseconds(10))
+        cache.setValue(2, forKey: "kept")
+        clock.advance(by: .milliseconds(20))
+        #expect(cache.count == 2, "the expired entry is still counted until a sweep")
+
+        // When the standard library's algorithms walk the cache,
+        // then they see only the fresh entry (they trapped when the promised count included the expired one).
+        #expect(cache.underestimatedCount <= cache.snapshot().count)
+        #expect(cache.map { $0.key } == ["kept"])
+        #expect(Array(cache).map(\.value) == [2])
+        #expect(cache.count == 2, "iterating is not a read: it sweeps nothing")
+    }
+
     @Test func autoTrimSweepRunsOnTheCore() {
         // The timer itself only calls `removeStaleEntries`; drive that directly.
         let clock = ManualClock()
