@@ -121,7 +121,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         occupied.deallocate()
         costs.removeAll()
         expiries.removeAll()
-        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1).release()
+        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count).release()
     }
 
     @inlinable
@@ -485,7 +485,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Hands every entry to a ``DetachedEntries`` and starts empty, in O(1):
     /// the caller releases the old entries after unlocking.
     func detachAll() -> DetachedEntries<Key, Value> {
-        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1)
+        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count)
         occupied.deallocate()
         (entries, entryCapacity, handedOut, freeSlots) = (.allocate(capacity: 0), 0, 0, [])
         (buckets, occupied, bucketMask) = Self.emptyIndex(bucketCount: Self.initialBucketCount)
@@ -524,16 +524,18 @@ final class DetachedEntries<Key, Value>: @unchecked Sendable {
     private var entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>
     private var buckets: UnsafeMutablePointer<UInt64>
     private var bucketCount: Int
+    /// How many entries were detached: the table's count at that moment, so
+    /// that reading it under the lock is O(1).
+    let count: Int
 
-    init(entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>, bucketCount: Int) {
+    init(
+        entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>,
+        bucketCount: Int, count: Int
+    ) {
         self.entries = entries
         self.buckets = buckets
         self.bucketCount = bucketCount
-    }
-
-    /// How many entries were detached. O(buckets).
-    var count: Int {
-        (0..<bucketCount).reduce(0) { $0 + (buckets[$1] == 0 ? 0 : 1) }
+        self.count = count
     }
 
     /// Calls `body` with every detached entry.
