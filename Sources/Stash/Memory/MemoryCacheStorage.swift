@@ -232,10 +232,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     @usableFromInline
     func growArena() {
         let newCapacity = Swift.max(8, entryCapacity * 2)
-        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
-        grown.moveInitialize(from: entries, count: handedOut)
-        entries.deallocate()
-        entries = grown
+        entries = entries.movedToNewBuffer(count: handedOut, capacity: newCapacity)
         entryCapacity = newCapacity
         costs.grow(to: newCapacity)
         expiries.grow(to: newCapacity)
