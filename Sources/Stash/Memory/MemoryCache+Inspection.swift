@@ -6,9 +6,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var statistics: CacheStatistics {
-        core.lock.withLock {
-            CacheStatistics(hits: core.storage.hits, misses: core.storage.misses, evictions: core.storage.evictions)
-        }
+        core.statistics
     }
 
     /// A snapshot of the fresh entries, in eviction order: the entry that would
@@ -19,7 +17,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(n) under the lock. Thread-safe.
     public func snapshot() -> [(key: Key, value: Value, cost: Int)] {
-        core.lock.withLock { core.storage.snapshot() }
+        core.snapshot()
     }
 
     /// The keys of the fresh entries, in eviction order: the key that would be
@@ -28,6 +26,17 @@ extension MemoryCache {
     /// - Complexity: O(n) under the lock. Thread-safe.
     public var keys: [Key] {
         snapshot().map(\.key)
+    }
+}
+
+extension MemoryCache {
+    /// Traps unless the engine's invariants hold (see
+    /// `MemoryCacheStorage._checkInvariants()`). For tests, after each
+    /// mutation; does nothing in release builds.
+    ///
+    /// - Complexity: O(n) under the lock in debug builds. Thread-safe.
+    func _checkInvariants() {
+        core.checkInvariants()
     }
 }
 

@@ -43,12 +43,16 @@ struct MemoryEntry<Key, Value> {
 final class MemoryCacheStorage<Key: Hashable, Value> {
     @usableFromInline typealias Entry = MemoryEntry<Key, Value>
 
+    // Why the memory engine marks stored properties `@exclusivity(unchecked)`,
+    // written once here; every other use points to this comment.
+    //
     // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
     // touched with the owning cache's lock held, one operation at a time, and
     // no method holds two overlapping accesses to one property. The runtime's
     // dynamic exclusivity checks on class properties cost about half of a
     // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // the lock does not already give. The same holds for the core's two
+    // properties read on every eviction and for the eviction queues' state.
 
     // MARK: Arena
     @exclusivity(unchecked) @usableFromInline var entries: UnsafeMutablePointer<Entry>
@@ -256,6 +260,12 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     @inlinable
     func isExpired(_ slot: Int32, now: Int64) -> Bool {
         now >= expiries[slot] || (ageLimit != .max && now &- entries[Int(slot)].writeTime >= ageLimit)
+    }
+
+    /// How long before `now` the entry at `slot` was last written.
+    @inlinable
+    func age(of slot: Int32, now: Int64) -> Int64 {
+        now &- entries[Int(slot)].writeTime
     }
 
     /// Whether the entry may have expired, so the clock must be read.

@@ -68,7 +68,7 @@ import Testing
 
     @Test func backgroundReleaseStillReportsEveryEntry() {
         let recorder = EvictionRecorder<Int, Int>()
-        let cache = MemoryCache<Int, Int>(autoTrimInterval: nil, releasesValuesInBackground: true)
+        let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil, releasesValuesInBackground: true))
         #expect(cache.releasesValuesInBackground)
         cache.onEvict = recorder.callback
         for i in 0..<1_000 { cache.setValue(i, forKey: i) }

@@ -82,12 +82,13 @@ import Testing
     @Test func removeExpiredSweepsEverythingStale() {
         let clock = ManualClock()
         let recorder = EvictionRecorder<Int, Int>()
-        let cache = makeMemoryCache(Int.self, Int.self, clock: clock)
+        let cache = makeMemoryCache(Int.self, Int.self, clock: clock, checksInvariants: false)
         cache.onEvict = recorder.callback
         for i in 0..<5_000 { cache.setValue(i, forKey: i, ttl: i.isMultiple(of: 2) ? .seconds(1) : nil) }
         clock.advance(by: .seconds(2))
         #expect(cache.count == 5_000, "expired entries wait for a sweep or a lookup")
         cache.removeExpired()
+        cache._checkInvariants()
         #expect(cache.count == 2_500)
         #expect(Set(recorder.keys(.expired)) == Set(stride(from: 0, to: 5_000, by: 2)))
         #expect((1..<5_000).allSatisfy { $0.isMultiple(of: 2) || cache.contains($0) })
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func autoTrimIntervalCanBeChangedAndDisabled() {
-        let cache = MemoryCache<String, Int>(autoTrimInterval: .seconds(5))
+        let cache = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: .seconds(5)))
         #expect(cache.autoTrimInterval == .seconds(5))
         cache.autoTrimInterval = .milliseconds(250)
         #expect(cache.autoTrimInterval == .milliseconds(250))
