@@ -277,4 +277,33 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         guard small.forEachFromTail(links, body) else { return }
         _ = main.forEachFromTail(links, body)
     }
+
+    // MARK: - Inspection, for tests
+
+    /// The use counter of the entry at `slot`.
+    func useCount(of slot: Int32) -> Int { Int(state[Int(slot)] & Self.counterMask) }
+
+    /// Whether the entry at `slot` is in the main queue (else the small one).
+    func isInMainQueue(_ slot: Int32) -> Bool { isInMain(slot) }
+
+    /// Whether the bookkeeping agrees with itself: queue lengths and segment
+    /// bits match the lists, the small queue's cost is the sum of its entries'
+    /// costs, and the ghost is within its limit. O(n).
+    func invariantsHold() -> Bool {
+        var (smallSeen, smallCostSeen, mainSeen) = (0, 0, 0)
+        var consistent = true
+        _ = small.forEachFromTail(links) { slot in
+            smallSeen += 1
+            smallCostSeen += costs[slot]
+            if isInMain(slot) { consistent = false }
+            return true
+        }
+        _ = main.forEachFromTail(links) { slot in
+            mainSeen += 1
+            if !isInMain(slot) { consistent = false }
+            return true
+        }
+        return consistent && smallSeen == smallCount && mainSeen == mainCount && smallCostSeen == smallCost
+            && ghost.length <= ghost.limit && (Self.minSmallShare...Self.maxSmallShare).contains(smallShare)
+    }
 }
