@@ -49,9 +49,12 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// ratios on real traces, and why this is or is not the default, are in
     /// the project's `docs/benchmarks.md`.
     ///
-    /// "Eviction order" (``MemoryCache/trim(toCount:)``, snapshots): the small
-    /// queue oldest first, then the main queue oldest first; an entry read since
-    /// it was queued may get another round instead when it comes up.
+    /// Eviction order: trims (``MemoryCache/trim(toCount:)``,
+    /// ``MemoryCache/trim(toCost:)``, a lowered limit) take, one at a time, the
+    /// entry the next eviction would take, so they give second chances too.
+    /// Snapshots, ``MemoryCache/keys`` and the tie-break of
+    /// ``MemoryCache/trimCostliest(toCost:)`` list the small queue oldest first,
+    /// then the main queue oldest first.
     /// The ghost holds 0.9 × capacity 32-bit hashes, no keys or values, and only
     /// of entries evicted by a limit: removals and expiry do not enter it.
     /// Its small-queue budget counts entries against `countLimit` and cost

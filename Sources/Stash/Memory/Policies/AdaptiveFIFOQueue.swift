@@ -271,8 +271,9 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     }
 
     /// The small queue oldest first, then the main queue oldest first: the order
-    /// in which entries come up for eviction, though a counter above the
-    /// threshold gives an entry another round instead.
+    /// snapshots list. Evictions themselves follow ``victim(skipping:)``, which
+    /// takes from the small queue only while it is over budget and gives
+    /// counted entries another round.
     func forEachInEvictionOrder(_ body: (Int32) -> Bool) {
         guard small.forEachFromTail(links, body) else { return }
         _ = main.forEachFromTail(links, body)
