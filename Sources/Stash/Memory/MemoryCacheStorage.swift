@@ -100,6 +100,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
 
     init(policy: EvictionPolicy, countLimit: Int, costLimit: Int, ageLimit: Int64, clock: any CacheClock) {
         self.queue = policy.makeQueue()
+        queue.setLimits(countLimit: countLimit, costLimit: costLimit)
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.ageLimit = ageLimit
@@ -350,9 +351,10 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
             if expiry != .max { expiringCount += 1 }
             costs.set(cost, at: slot, arenaCapacity: entryCapacity)
             expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
-            queue.access(slot)
+            queue.overwrite(slot, cost: cost)
         } else {
             let countBefore = count
+            queue.willInsert(hash: hash, cost: cost)
             makeRoom(count: 1, cost: cost, protecting: -1, into: &evicted)
             let mustGrow = (count + 1) * 4 > (bucketMask + 1) * 3
             if mustGrow { growIndex() }
@@ -368,7 +370,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
             count += 1
             totalCost += cost
             if expiry != .max { expiringCount += 1 }
-            queue.insert(slot)
+            queue.insert(slot, hash: hash, cost: cost)
         }
     }
 
@@ -409,8 +411,9 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Takes the entry at `slot` out of the index, the queue and the arena.
     @inlinable
     func remove(slot: Int32, bucket: Int, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
+        let hash = UInt32(truncatingIfNeeded: buckets[bucket] >> 32)
         clearBucket(bucket)
-        queue.remove(slot)
+        queue.remove(slot, hash: hash, isEviction: reason == .countLimit || reason == .costLimit)
         let entry = (entries + Int(slot)).move()
         freeSlots.append(slot)
         count -= 1
@@ -428,13 +431,14 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Evicts in eviction order until count and cost are within their limits,
     /// after a limit was lowered.
     func trimToLimits(into evicted: inout EvictedEntries<Key, Value>) {
+        queue.setLimits(countLimit: countLimit, costLimit: costLimit)
         makeRoom(count: 0, cost: 0, protecting: -1, into: &evicted)
     }
 
     /// Evicts in eviction order until at most `maxCount` entries remain. O(removed).
     func trim(toCount maxCount: Int, into evicted: inout EvictedEntries<Key, Value>) {
         while count > maxCount {
-            let victim = queue.victim
+            let victim = queue.victim(skipping: -1)
             guard victim >= 0 else { return }
             remove(slot: victim, reason: .countLimit, into: &evicted)
         }
@@ -443,7 +447,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Evicts in eviction order until the total cost is at most `maxCost`. O(removed).
     func trim(toCost maxCost: Int, into evicted: inout EvictedEntries<Key, Value>) {
         while totalCost > maxCost {
-            let victim = queue.victim
+            let victim = queue.victim(skipping: -1)
             guard victim >= 0 else { return }
             remove(slot: victim, reason: .costLimit, into: &evicted)
         }
