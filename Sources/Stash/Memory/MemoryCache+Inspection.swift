@@ -6,9 +6,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var statistics: CacheStatistics {
-        core.lock.withLock {
-            CacheStatistics(hits: core.storage.hits, misses: core.storage.misses, evictions: core.storage.evictions)
-        }
+        core.statistics
     }
 
     /// A snapshot of the fresh entries, in eviction order: the entry that would
@@ -19,7 +17,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(n) under the lock. Thread-safe.
     public func snapshot() -> [(key: Key, value: Value, cost: Int)] {
-        core.lock.withLock { core.storage.snapshot() }
+        core.snapshot()
     }
 
     /// The keys of the fresh entries, in eviction order: the key that would be
@@ -31,14 +29,28 @@ extension MemoryCache {
     }
 }
 
+extension MemoryCache {
+    /// Traps unless the engine's invariants hold (see
+    /// `MemoryCacheStorage._checkInvariants()`). For tests, after each
+    /// mutation; does nothing in release builds.
+    ///
+    /// - Complexity: O(n) under the lock in debug builds. Thread-safe.
+    func _checkInvariants() {
+        core.checkInvariants()
+    }
+}
+
 extension MemoryCache: Sequence {
     /// Iterates over a ``snapshot()`` of the entries, in eviction order.
+    ///
+    /// The sequence's `underestimatedCount` is the default, 0, on purpose: the
+    /// standard library's `map`, `Array(_:)` and friends take that many
+    /// elements on trust, yet no count read before ``makeIterator()`` takes its
+    /// snapshot can promise a lower bound. ``count`` includes expired entries
+    /// the snapshot skips, and another thread may remove entries in between.
     ///
     /// - Complexity: O(n) to start, under the lock. Thread-safe.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value, cost: Int)]> {
         snapshot().makeIterator()
     }
-
-    /// The number of entries, including expired ones not yet swept.
-    public var underestimatedCount: Int { count }
 }

@@ -46,9 +46,9 @@ import Testing
         // A manual clock, advanced by thread 0, so that what has expired at the end
         // does not depend on timing.
         let clock = ManualClock()
-        let cache = MemoryCache<Int, Int>(
+        let cache = MemoryCache<Int, Int>(configuration: .init(
             countLimit: countLimit, costLimit: costLimit, autoTrimInterval: .milliseconds(5),
-            releasesValuesInBackground: true, clock: clock)
+            releasesValuesInBackground: true, clock: clock))
         let violations = Violations()
         let start = ContinuousClock.now
         await onThreads(Self.threads) { thread in
@@ -185,7 +185,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
-        let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
+        let memory = MemoryCache<String, Data>(configuration: .init(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5)))
         let disk = try DiskCache<Data>(
             directory: path, storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50))
         let cache = try Cache<Data>(memory: memory, disk: disk)
