@@ -18,7 +18,7 @@ import Testing
         for index in 0..<5 {
             try cache.setValue(testBytes(100, seed: UInt8(index)), forKey: "k\(index)")
         }
-        cache.core.maintenanceQueue.sync {}  // the check that followed opening is over
+        cache.waitForBackgroundWork()  // the check that followed opening is over
         // Damage for the next check to repair: one entry's file disappears.
         let lost = try #require(try cache.core.withStorage { storage throws(StashError) in
             try storage.perform("reading a file name") { connection throws(SQLiteError) in
@@ -26,15 +26,13 @@ import Testing
             }
         })
         try FileManager.default.removeItem(atPath: "\(directory.path)/data/\(lost)")
-        #expect(try cache.totalCount == 5)
+        #expect(try cache.count == 5)
 
         let paused = DispatchSemaphore(value: 0)
         let resume = DispatchSemaphore(value: 0)
-        cache.core.lock.withLock {
-            cache.core.consistencyCheckAfterListing = {
-                paused.signal()
-                resume.wait()
-            }
+        cache.core.setConsistencyCheckAfterListing {
+            paused.signal()
+            resume.wait()
         }
         cache.core.scheduleConsistencyCheck()
         #expect(paused.wait(timeout: .now() + 60) == .success, "the check never reached its pause")
@@ -59,10 +57,10 @@ import Testing
         if !completed { done.wait() }
         #expect(failures.items.isEmpty, "\(failures.items)")
 
-        cache.core.maintenanceQueue.sync {}
+        cache.waitForBackgroundWork()
         // The check removed the entry whose file was lost, and the cache sees it.
         #expect(log.contains(level: .notice, "repaired"), "\(log.messages(at: .notice))")
-        #expect(try cache.totalCount == 5)  // 5 - the lost entry + "during"
+        #expect(try cache.count == 5)  // 5 - the lost entry + "during"
         #expect(try cache.value(forKey: "k0") == nil)
         #expect(try cache.value(forKey: "during") == testBytes(200, seed: 9))
         #expect(log.messages(at: .error).isEmpty, "\(log.messages(at: .error))")
@@ -81,7 +79,7 @@ import Testing
         cache.close()
         try FileManager.default.removeItem(atPath: directory.path)
         cache.core.scheduleConsistencyCheck()
-        cache.core.maintenanceQueue.sync {}
+        cache.waitForBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: directory.path))
         #expect(log.messages(at: .error).isEmpty, "\(log.messages(at: .error))")
     }

@@ -3,22 +3,6 @@ import Logging
 import Testing
 @testable import Stash
 
-/// A disk cache for tests: manual clock, no background timer.
-func makeDiskCache<Value: Sendable>(
-    _ directory: TemporaryDirectory,
-    codec: DiskCodec<Value>,
-    storage: DiskStorageKind = .default,
-    countLimit: Int = .max,
-    sizeLimit: Int = .max,
-    ageLimit: Duration? = nil,
-    clock: ManualClock = ManualClock(start: 1_700_000_000_000_000_000),
-    logger: Logger = Logger(label: "test")
-) throws -> DiskCache<Value> {
-    try DiskCache<Value>(
-        directory: directory.path, storage: storage, codec: codec, countLimit: countLimit, sizeLimit: sizeLimit,
-        ageLimit: ageLimit, autoTrimInterval: nil, clock: clock, logger: logger)
-}
-
 @Suite struct DiskCacheTests {
     struct Profile: Codable, Equatable, Sendable {
         var name: String
@@ -38,22 +22,22 @@ func makeDiskCache<Value: Sendable>(
         #expect(try cache.value(forKey: "large") == large)
         #expect(try cache.value(forKey: "empty") == Data())
         #expect(try cache.value(forKey: "missing") == nil)
-        #expect(try cache.totalCount == 3)
+        #expect(try cache.count == 3)
         #expect(try cache.totalSize == 5_010)
     }
 
     @Test func roundTripsEveryCodec() throws {
         let directory = try TemporaryDirectory()
-        let strings = try DiskCache<String>(directory: directory.appending("s"), codec: .string, autoTrimInterval: nil)
+        let strings = try DiskCache<String>(directory: directory.appending("s"), codec: .string, configuration: .init(autoTrimInterval: nil))
         try strings.setValue("héllo, wörld 🌍", forKey: "greeting")
         #expect(try strings.value(forKey: "greeting") == "héllo, wörld 🌍")
 
-        let profiles = try DiskCache<Profile>(directory: directory.appending("p"), codec: .json, autoTrimInterval: nil)
+        let profiles = try DiskCache<Profile>(directory: directory.appending("p"), codec: .json, configuration: .init(autoTrimInterval: nil))
         try profiles.setValue(Profile(name: "Ada", visits: 3), forKey: "ada")
         #expect(try profiles.value(forKey: "ada") == Profile(name: "Ada", visits: 3))
 
         let reversed = DiskCodec<[UInt8]>(encode: { Data($0.reversed()) }, decode: { Array($0.reversed()) })
-        let custom = try DiskCache<[UInt8]>(directory: directory.appending("c"), codec: reversed, autoTrimInterval: nil)
+        let custom = try DiskCache<[UInt8]>(directory: directory.appending("c"), codec: reversed, configuration: .init(autoTrimInterval: nil))
         try custom.setValue([1, 2, 3], forKey: "bytes")
         #expect(try custom.value(forKey: "bytes") == [1, 2, 3])
     }
@@ -124,13 +108,13 @@ func makeDiskCache<Value: Sendable>(
         _ = try cache.value(forKey: "a")  // a is now the most recent
         clock.advance(by: .seconds(1))
         try cache.setValue(Data(count: 10), forKey: "d")
-        #expect(try cache.totalCount == 3)
+        #expect(try cache.count == 3)
         #expect(try !cache.contains("b"))
         #expect(try cache.contains("a"))
         clock.advance(by: .seconds(1))
         try cache.setValue(Data(count: 85), forKey: "e")  // 10 + 10 + 10 + 85 > 100
         #expect(try cache.totalSize <= 100)
-        #expect(try cache.totalCount <= 3)
+        #expect(try cache.count <= 3)
         #expect(try cache.contains("e"))
     }
 
@@ -154,7 +138,7 @@ func makeDiskCache<Value: Sendable>(
         }
         cache.countLimit = 5
         #expect(cache.countLimit == 5)
-        #expect(try cache.totalCount == 5)
+        #expect(try cache.count == 5)
         #expect(try cache.contains("k9") && !cache.contains("k4"))
         cache.sizeLimit = 30
         #expect(cache.sizeLimit == 30)
@@ -163,14 +147,15 @@ func makeDiskCache<Value: Sendable>(
         #expect(cache.freeDiskSpaceLimit == 0, "a negative limit is clamped")
     }
 
-    @Test func negativeLimitsAtInitAreRejected() throws {
+    @Test func negativeLimitsAtInitAreClampedToZeroWithAWarning() throws {
         let directory = try TemporaryDirectory()
-        #expect { _ = try makeDiskCache(directory, codec: .data, countLimit: -1) } throws: {
-            ($0 as? StashError)?.code == .invalidArgument
-        }
-        #expect { _ = try makeDiskCache(directory, codec: .data, ageLimit: .seconds(-1)) } throws: {
-            ($0 as? StashError)?.code == .invalidArgument
-        }
+        let log = LogRecorder()
+        let cache = try makeDiskCache(directory, codec: .data, countLimit: -1, ageLimit: .seconds(-1), logger: log.logger)
+        defer { cache.close() }
+        #expect(cache.countLimit == 0)
+        #expect(cache.ageLimit == .zero)
+        #expect(log.contains(level: .warning, "countLimit must not be negative"))
+        #expect(log.contains(level: .warning, "ageLimit must not be negative"))
     }
 
     @Test func ttlAndAgeLimitExpireEntries() throws {
@@ -217,7 +202,7 @@ func makeDiskCache<Value: Sendable>(
         try cache.removeAll { removed, total in reports.append((removed, total)) }
         #expect(reports.last.map { $0 == (3_000, 3_000) } == true)
         #expect(reports.allSatisfy { $0.1 == 3_000 && $0.0 <= 3_000 })
-        #expect(try cache.totalCount == 0)
+        #expect(try cache.count == 0)
         #expect(try cache.value(forKey: "k5") == nil)
         try cache.setValue(Data([1]), forKey: "after")
         #expect(try cache.value(forKey: "after") == Data([1]))
@@ -247,7 +232,7 @@ func makeDiskCache<Value: Sendable>(
         #expect(try first.value(forKey: "a") == "from second")
         try second.removeValue(forKey: "a")
         #expect(try first.value(forKey: "a") == nil)
-        #expect(try first.totalCount == 0)
+        #expect(try first.count == 0)
     }
 
     @Test func asyncFormsWork() async throws {
@@ -263,7 +248,7 @@ func makeDiskCache<Value: Sendable>(
         #expect(try await cache.value(forKey: "b") == nil)
         try await cache.setValue("c", forKey: "c")
         try await cache.removeAll()
-        #expect(try cache.totalCount == 0)
+        #expect(try cache.count == 0)
         await #expect(throws: StashError.self) { try await cache.setValue("x", forKey: "") }
     }
 
@@ -271,7 +256,7 @@ func makeDiskCache<Value: Sendable>(
         let directory = try TemporaryDirectory()
         weak var weakCache: DiskCache<Data>?
         do {
-            let cache = try DiskCache<Data>(directory: directory.path, autoTrimInterval: .milliseconds(5))
+            let cache = try DiskCache<Data>(directory: directory.path, configuration: .init(autoTrimInterval: .milliseconds(5)))
             weakCache = cache
         }
         #expect(weakCache == nil)

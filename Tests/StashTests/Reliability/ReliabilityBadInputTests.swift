@@ -11,8 +11,7 @@ import Testing
 @Suite struct ReliabilityBadInputTests {
     static func disk(_ directory: TemporaryDirectory, _ name: String = "cache", log: LogRecorder = LogRecorder(),
                      storage: DiskStorageKind = .mixed(inlineThreshold: 4096), sizeLimit: Int = .max) throws -> DiskCache<Data> {
-        try DiskCache<Data>(directory: directory.appending(name), storage: storage, sizeLimit: sizeLimit,
-                            autoTrimInterval: nil, logger: log.logger)
+        try DiskCache<Data>(directory: directory.appending(name), configuration: .init(storage: storage, sizeLimit: sizeLimit, autoTrimInterval: nil, logger: log.logger))
     }
 
     /// Keys that must all be stored as distinct keys, byte for byte.
@@ -36,7 +35,7 @@ import Testing
             let read = try cache.value(forKey: key)
             #expect(read.flatMap { StressValue.seq(of: $0, key: key) } == UInt64(index), "key #\(index)")
         }
-        #expect(try cache.totalCount == Self.oddKeys.count)
+        #expect(try cache.count == Self.oddKeys.count)
         // File names are 32 hex digits, whatever the keys.
         let names = dataDirectoryEntries(directory.appending("cache"))
         // (Values embed their key, so the 1 MB keys' values are files too.)
@@ -100,7 +99,7 @@ import Testing
                 #expect(error.message == "keys must not be empty", "\(name): \(error)")
             }
         }
-        #expect(try disk.totalCount == 0)
+        #expect(try disk.count == 0)
     }
 
     @Test func invalidUTF8IsRepairedBeforeItReachesTheCache() throws {
@@ -119,7 +118,7 @@ import Testing
         #expect(try cache.value(forKey: second) == Data("one".utf8))
         try cache.setValue(Data("two".utf8), forKey: second)
         #expect(try cache.value(forKey: first) == Data("two".utf8))
-        #expect(try cache.totalCount == 1)
+        #expect(try cache.count == 1)
         // What reached the manifest is the repaired UTF-8.
         let keys = try cache.core.withStorage { storage throws(StashError) in
             do { return try storage.allKeys() } catch { throw StashError(.databaseFailed, "\(error)") }
@@ -145,7 +144,7 @@ import Testing
         try disk.setValue(Data([2]), forKey: decomposed)
         #expect(try disk.value(forKey: precomposed) == Data([2]))
         #expect(try disk.value(forKey: decomposed) == Data([2]))
-        #expect(try disk.totalCount == 1)
+        #expect(try disk.count == 1)
         #expect(try disk.removeValue(forKey: precomposed))
         #expect(try !disk.contains(decomposed))
         let memory = MemoryCache<String, Int>(autoTrimInterval: nil)
@@ -164,7 +163,7 @@ import Testing
         try cache.setValue(Data(), forKey: "empty")
         #expect(try cache.value(forKey: "empty") == Data())
         #expect(try cache.contains("empty"))
-        #expect(try cache.totalSize == 0 && cache.totalCount == 1)
+        #expect(try cache.totalSize == 0 && cache.count == 1)
         cache.close()
         let reopened = try Self.disk(directory, storage: kind)
         #expect(try reopened.value(forKey: "empty") == Data())
@@ -234,22 +233,31 @@ import Testing
     @Test func negativeLimitsOnDisk() throws {
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
-        for (name, make) in [
-            ("countLimit", { () throws(StashError) in _ = try DiskCache<Data>(directory: directory.appending("a"), countLimit: -1) }),
-            ("sizeLimit", { () throws(StashError) in _ = try DiskCache<Data>(directory: directory.appending("b"), sizeLimit: -1) }),
-            ("freeDiskSpaceLimit", { () throws(StashError) in
-                _ = try DiskCache<Data>(directory: directory.appending("c"), freeDiskSpaceLimit: -1) }),
-            ("ageLimit", { () throws(StashError) in _ = try DiskCache<Data>(directory: directory.appending("d"), ageLimit: .seconds(-1)) }),
-            ("inline threshold", { () throws(StashError) in
-                _ = try DiskCache<Data>(directory: directory.appending("e"), storage: .mixed(inlineThreshold: -1)) }),
-        ] as [(String, () throws(StashError) -> Void)] {
-            do throws(StashError) {
-                try make()
-                Issue.record("a negative \(name) was accepted")
-            } catch {
-                #expect(error.code == .invalidArgument, "\(name): \(error)")
-                #expect(error.message.contains(name) && error.message.contains("negative"), "\(name): \(error.message)")
+        // One policy for every negative limit: clamped to 0, with a warning; never thrown.
+        for (index, (name, configuration)) in [
+            ("countLimit", DiskCacheConfiguration(countLimit: -1)),
+            ("sizeLimit", DiskCacheConfiguration(sizeLimit: -1)),
+            ("freeDiskSpaceLimit", DiskCacheConfiguration(freeDiskSpaceLimit: -1)),
+            ("ageLimit", DiskCacheConfiguration(ageLimit: .seconds(-1))),
+            ("inline threshold", DiskCacheConfiguration(storage: .mixed(inlineThreshold: -1))),
+        ].enumerated() {
+            let log = LogRecorder()
+            var configuration = configuration
+            configuration.autoTrimInterval = nil
+            configuration.logger = log.logger
+            let cache = try DiskCache<Data>(directory: directory.appending("\(index)"), configuration: configuration)
+            #expect(log.contains(level: .warning, "negative"), "\(name): \(log.messages(at: .warning))")
+            switch name {
+            case "countLimit": #expect(cache.countLimit == 0)
+            case "sizeLimit": #expect(cache.sizeLimit == 0)
+            case "freeDiskSpaceLimit": #expect(cache.freeDiskSpaceLimit == 0)
+            case "ageLimit": #expect(cache.ageLimit == .zero)
+            default:
+                // A threshold of 0 keeps only empty values inline: one byte gets a file.
+                try cache.setValue(Data([1]), forKey: "one")
+                #expect(try cache.usage().fileCount == 1)
             }
+            cache.close()
         }
 
         let log = LogRecorder()
@@ -259,11 +267,11 @@ import Testing
         #expect(try cache.value(forKey: "ttl") == nil, "a negative ttl stores nothing")
         #expect(try cache.value(forKey: "kept") == Data(count: 10))
         try cache.trim(toCount: -1)
-        #expect(try cache.totalCount == 0, "trim(toCount: -1) trims to 0")
+        #expect(try cache.count == 0, "trim(toCount: -1) trims to 0")
         try cache.setValue(Data(count: 10), forKey: "again")
         cache.sizeLimit = -1
         #expect(cache.sizeLimit == 0)
         #expect(log.contains(level: .warning, "sizeLimit must not be negative (got -1); using 0"))
-        #expect(try cache.totalCount == 0, "a negative limit is 0: the cache is emptied")
+        #expect(try cache.count == 0, "a negative limit is 0: the cache is emptied")
     }
 }

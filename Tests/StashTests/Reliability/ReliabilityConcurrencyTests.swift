@@ -139,9 +139,7 @@ import Testing
         let path = directory.appending("cache")
         let countLimit = 200
         let sizeLimit = 1_500_000
-        let cache = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: 4096), countLimit: countLimit, sizeLimit: sizeLimit,
-            autoTrimInterval: .milliseconds(50))
+        let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: 4096), countLimit: countLimit, sizeLimit: sizeLimit, autoTrimInterval: .milliseconds(50)))
         let violations = Violations()
         let operations = Self.diskOperations
         let start = ContinuousClock.now
@@ -157,7 +155,7 @@ import Testing
                         switch choice {
                         case 0..<500: _ = try cache.contains("key-\(choice % 300)")
                         case 500..<980:
-                            let count = try cache.totalCount
+                            let count = try cache.count
                             let size = try cache.totalSize
                             if count > countLimit || size > sizeLimit { violations.record("count \(count), size \(size)") }
                         case 980..<998: try cache.trim(toCount: 150)
@@ -169,10 +167,10 @@ import Testing
         let elapsed = ContinuousClock.now - start
         cache.autoTrimInterval = nil
         #expect(violations.count == 0, "\(violations.first)")
-        #expect(try cache.totalCount <= countLimit)
+        #expect(try cache.count <= countLimit)
         #expect(try cache.totalSize <= sizeLimit)
-        cache.core.maintenanceQueue.sync {}
-        cache.close()
+        cache.waitForBackgroundWork()
+        await cache.close()
         try expectConsistentDirectory(path, allowOrphans: false)
         let (count, bad) = try Self.checkEveryValue(path)
         #expect(bad.isEmpty, "\(bad.prefix(5))")
@@ -186,8 +184,7 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
         let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
-        let disk = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50))
+        let disk = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50)))
         let cache = try Cache<Data>(memory: memory, disk: disk)
         let violations = Violations()
         let operations = Self.diskOperations
@@ -221,9 +218,9 @@ import Testing
         #expect(disagreements.isEmpty, "memory and disk disagree on \(disagreements.prefix(5))")
         #expect(memory.count <= 100 && memory.totalCost <= 400_000)
         #expect(memory.totalCost == memory.snapshot().reduce(0) { $0 + $1.cost })
-        #expect(try disk.totalCount <= 250)
-        disk.core.maintenanceQueue.sync {}
-        disk.close()
+        #expect(try disk.count <= 250)
+        disk.waitForBackgroundWork()
+        await disk.close()
         try expectConsistentDirectory(path, allowOrphans: false)
         let (count, bad) = try Self.checkEveryValue(path)
         #expect(bad.isEmpty, "\(bad.prefix(5))")

@@ -28,8 +28,7 @@ import Darwin
 
     /// Stores 60 inline and 20 file values, closes the cache, and returns them.
     static func populate(_ path: String) throws -> [String: Data] {
-        let cache = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: nil)
+        let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: nil))
         var stored: [String: Data] = [:]
         for index in 0..<80 {
             let key = index % 4 == 0 ? "file-\(index)" : "inline-\(index)"
@@ -95,9 +94,7 @@ import Darwin
         try Self.apply(damage, to: path, stored: stored)
 
         let log = LogRecorder()
-        let cache = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil,
-            logger: log.logger)
+        let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
         // Every read is the stored value or a miss, never other bytes.
         var misses: [String] = []
         for (key, bytes) in stored.sorted(by: { $0.key < $1.key }) {
@@ -105,8 +102,8 @@ import Darwin
             #expect(read == nil || read == bytes, "\(damage): \(key) read \(read?.count ?? 0) wrong bytes")
             if read == nil { misses.append(key) }
         }
-        cache.core.maintenanceQueue.sync {}  // the background consistency check after opening
-        let report = try cache.core.withStorage { storage throws(StashError) in try storage.checkConsistency() }
+        cache.waitForBackgroundWork()  // the background consistency check after opening
+        let report = try cache.verify()
 
         // Logged: any loss is explained at warning level or above.
         let logged = log.messages(at: .error) + log.messages(at: .warning) + log.messages(at: .notice)
@@ -183,10 +180,8 @@ import Darwin
         #expect(before.count == linked.count)
 
         let log = LogRecorder()
-        let cache = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil,
-            logger: log.logger)
-        cache.core.maintenanceQueue.sync {}
+        let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
+        cache.waitForBackgroundWork()
         func expectOutsideUnchanged(_ step: String, sourceLocation: SourceLocation = #_sourceLocation) {
             #expect(Self.snapshot(outside) == before, "after \(step)", sourceLocation: sourceLocation)
         }
@@ -202,12 +197,12 @@ import Darwin
         try cache.trim(toSize: 60_000)
         expectOutsideUnchanged("trims")
         // The consistency check.
-        _ = try cache.core.withStorage { storage throws(StashError) in try storage.checkConsistency() }
+        _ = try cache.verify()
         expectOutsideUnchanged("the consistency check")
         // removeAll and emptying the trash.
         try cache.removeAll()
-        cache.core.maintenanceQueue.sync {}
-        cache.core.emptyTrash()
+        cache.waitForBackgroundWork()
+        cache.emptyTrash()
         expectOutsideUnchanged("removeAll and emptying the trash")
         #expect(log.contains(level: .warning, "damaged") || log.contains(level: .notice, "repaired"),
                 "\(log.messages(at: .warning))")
@@ -233,9 +228,7 @@ import Darwin
         let before = Self.snapshot(outside)
 
         let log = LogRecorder()
-        let cache = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil,
-            logger: log.logger)
+        let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
         for (key, bytes) in stored {
             let read = try cache.value(forKey: key)
             #expect(read == nil || read == bytes)
@@ -244,10 +237,10 @@ import Darwin
         #expect(Self.snapshot(outside) == before)
         try cache.removeValue(forKey: "file-8")
         try cache.trim(toCount: 40)
-        _ = try cache.core.withStorage { storage throws(StashError) in try storage.checkConsistency() }
+        _ = try cache.verify()
         try cache.removeAll()
-        cache.core.maintenanceQueue.sync {}
-        cache.core.emptyTrash()
+        cache.waitForBackgroundWork()
+        cache.emptyTrash()
         #expect(Self.snapshot(outside) == before, "the outside directory is unchanged")
         #expect(log.contains(level: .error, "data/ is not a directory"), "\(log.messages(at: .error))")
         let fresh = StressValue.make(key: "fresh", seq: 1, length: 20_000)

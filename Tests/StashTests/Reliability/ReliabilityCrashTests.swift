@@ -160,9 +160,7 @@ import Darwin
 
             // Reopen through the public API and read every key back.
             let log = LogRecorder()
-            let cache = try DiskCache<Data>(
-                directory: cachePath, storage: .mixed(inlineThreshold: Self.inlineThreshold),
-                autoTrimInterval: nil, logger: log.logger)
+            let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
             for key in 0..<Self.keyCount {
                 let name = "k\(key)"
                 let bytes = try await cache.value(forKey: name)
@@ -182,8 +180,8 @@ import Darwin
                 model[key] = observed
             }
             #expect(log.messages(at: .error).isEmpty, "run \(run): \(log.messages(at: .error))")
-            cache.core.maintenanceQueue.sync {}  // let the background check finish before closing
-            cache.close()
+            cache.waitForBackgroundWork()  // let the background check finish before closing
+            await cache.close()
 
             let report = try expectConsistentDirectory(cachePath, allowOrphans: true)
             orphanFilesRemoved += report.orphanFilesRemoved

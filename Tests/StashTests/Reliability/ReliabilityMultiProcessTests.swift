@@ -41,7 +41,7 @@ import Testing
 
         // Every owned key holds its owner's last acknowledged write (or is absent
         // if that was a removal); every shared value is whole and of its key.
-        let cache = try DiskCache<Data>(directory: path, autoTrimInterval: nil)
+        let cache = try DiskCache<Data>(directory: path, configuration: .init(autoTrimInterval: nil))
         for (key, expected) in finals.sorted(by: { $0.key < $1.key }) {
             let read = try await cache.value(forKey: key)
             let seq = read.flatMap { StressValue.seq(of: $0, key: key) }
@@ -55,8 +55,8 @@ import Testing
                 shared += 1
             }
         }
-        cache.core.maintenanceQueue.sync {}
-        cache.close()
+        cache.waitForBackgroundWork()
+        await cache.close()
         try expectConsistentDirectory(path, allowOrphans: false)
         print("Reliability multi-process: 2 processes × \(milliseconds) ms, \(operations) operations in all; " +
               "\(finals.values.compactMap { $0 }.count) owned keys present and correct, \(shared) shared keys whole")

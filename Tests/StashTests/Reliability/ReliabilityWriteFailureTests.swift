@@ -64,9 +64,7 @@ import Darwin
         let ballast = "\(mountPoint)/ballast"
         try Data(count: 200_000).write(to: URL(fileURLWithPath: ballast))
         let log = LogRecorder()
-        let cache = try DiskCache<Data>(
-            directory: "\(mountPoint)/cache", storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil,
-            logger: log.logger)
+        let cache = try DiskCache<Data>(directory: "\(mountPoint)/cache", configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil, logger: log.logger))
         var stored: [String: Data] = [:]
         for index in 0..<8 {
             stored["file-\(index)"] = Self.value("file-\(index)", 40_000, seq: UInt64(index))
@@ -122,7 +120,7 @@ import Darwin
         // nothing does.
         do {
             try cache.removeAll()
-            #expect(try cache.totalCount == 0)
+            #expect(try cache.count == 0)
             stored.removeAll()
         } catch {
             print("Reliability write failures: removeAll on a full file system threw \(error)")
@@ -161,13 +159,13 @@ import Darwin
         let cachePath = directory.appending("cache")
         var stored: [String: Data] = [:]
         do {
-            let cache = try DiskCache<Data>(directory: cachePath, storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil)
+            let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
             for index in 0..<30 {
                 let key = "before-\(index)"
                 stored[key] = Self.value(key, index % 3 == 0 ? 30_000 : 1_000, seq: UInt64(index))
                 try await cache.setValue(stored[key]!, forKey: key)
             }
-            cache.close()
+            await cache.close()
         }
         // The child sets RLIMIT_FSIZE to 96 KB (ignoring SIGXFSZ), then writes.
         let child = try StressChild(["fsize", "--dir", cachePath, "--limit", "\(96 * 1024)"],
@@ -194,13 +192,13 @@ import Darwin
 
         // Reopened without the limit: everything stored before, and everything the
         // child stored, reads back exactly.
-        let cache = try DiskCache<Data>(directory: cachePath, storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil)
+        let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
         Self.expectIntact(cache, stored, "after the child's failed writes")
         for key in storedKeys {
             let bytes = try await cache.value(forKey: key)
             #expect(bytes.flatMap { StressValue.seq(of: $0, key: key) } == 1, "\(key) reads back")
         }
-        cache.close()
+        await cache.close()
         try expectConsistentDirectory(cachePath, allowOrphans: false)
     }
 
@@ -210,7 +208,7 @@ import Darwin
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
         let cachePath = directory.appending("cache")
-        let cache = try DiskCache<Data>(directory: cachePath, storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil)
+        let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
         let stored = ["small": Self.value("small", 500), "large": Self.value("large", 50_000)]
         for (key, bytes) in stored { try cache.setValue(bytes, forKey: key) }
         chmod("\(cachePath)/data", 0o500)

@@ -45,7 +45,7 @@ import Testing
         try cache.removeAll()
         #expect(try !cache.contains("b"))
         #expect(cache.memory?.count == 0)
-        #expect(try cache.disk?.totalCount == 0)
+        #expect(try cache.disk?.count == 0)
     }
 
     @Test func aFailedDiskWriteLeavesMemoryConsistent() throws {
@@ -119,7 +119,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let cache = try Cache<String>(
             memory: MemoryCache<String, String>(autoTrimInterval: nil),
-            disk: DiskCache<String>(directory: directory.path, codec: .string, autoTrimInterval: nil))
+            disk: DiskCache<String>(directory: directory.path, codec: .string, configuration: .init(autoTrimInterval: nil)))
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for i in 0..<200 {
                 let key = "k\(i % 8)"
@@ -171,7 +171,7 @@ import Testing
 @Suite struct CacheOfBytesTests {
     @Test func aCacheOfDataNeedsNoCodec() throws {
         let directory = try TemporaryDirectory()
-        let cache = try Cache<Data>(path: directory.path, memoryCountLimit: 10)
+        let cache = try Cache<Data>(directory: directory.path, memoryCountLimit: 10)
         try cache.setValue(Data([1, 2, 3]), forKey: "bytes")
         cache.memory?.removeAll()
         #expect(try cache.value(forKey: "bytes") == Data([1, 2, 3]))

@@ -13,9 +13,7 @@ import Testing
 
     @Test func eightThreadsOnOneDiskCacheKeepItConsistent() throws {
         let directory = try TemporaryDirectory()
-        let cache = try DiskCache<String>(
-            directory: directory.path, storage: .mixed(inlineThreshold: 1_024), codec: .string,
-            countLimit: 150, autoTrimInterval: .milliseconds(20))
+        let cache = try DiskCache<String>(directory: directory.path, codec: .string, configuration: .init(storage: .mixed(inlineThreshold: 1_024), countLimit: 150, autoTrimInterval: .milliseconds(20)))
         let failures = EvictionRecorder<String, String>()
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             var rng = SeededGenerator(seed: UInt64(thread) &+ 7)
@@ -43,7 +41,7 @@ import Testing
         }
         cache.autoTrimInterval = nil
         #expect(failures.all.isEmpty, "\(failures.all.prefix(3))")
-        #expect(try cache.totalCount <= 150)
+        #expect(try cache.count <= 150)
         #expect(try cache.verify().isClean)
     }
 
@@ -51,7 +49,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let cache = try Cache<String>(
             memory: MemoryCache<String, String>(countLimit: 50, autoTrimInterval: nil),
-            disk: DiskCache<String>(directory: directory.path, codec: .string, autoTrimInterval: nil))
+            disk: DiskCache<String>(directory: directory.path, codec: .string, configuration: .init(autoTrimInterval: nil)))
         let failures = EvictionRecorder<String, String>()
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             var rng = SeededGenerator(seed: UInt64(thread) &+ 99)
