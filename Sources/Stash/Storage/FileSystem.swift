@@ -279,6 +279,14 @@ enum FileSystem {
         return total
     }
 
+    /// `true` if a call returned 0, `false` if it failed with `expected` (the
+    /// entry was missing, or already there), and otherwise throws its `errno`.
+    private static func succeeded(_ result: Int32, unless expected: Int32, _ call: String) throws(SystemCallError) -> Bool {
+        if result == 0 { return true }
+        if errno == expected { return false }
+        throw lastError(call)
+    }
+
     /// What ``readValue(expecting:from:)`` found.
     enum ValueRead {
         /// The file held exactly the size expected; the bytes, in memory the `Data` owns.
@@ -337,9 +345,7 @@ enum FileSystem {
     /// - Returns: `false` if there was no such entry.
     @discardableResult
     static func removeEntry(_ name: String, in directory: Int32) throws(SystemCallError) -> Bool {
-        if name.withCString({ unlinkat(directory, $0, 0) }) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw lastError("unlinkat")
+        try succeeded(name.withCString { unlinkat(directory, $0, 0) }, unless: ENOENT, "unlinkat")
     }
 
     /// Removes the entry `name` (a C string, as listed) from `directory`: a
@@ -351,17 +357,13 @@ enum FileSystem {
     static func removeEntry(
         _ name: UnsafePointer<CChar>, in directory: Int32, isDirectory: Bool = false
     ) throws(SystemCallError) -> Bool {
-        if unlinkat(directory, name, isDirectory ? AT_REMOVEDIR : 0) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw lastError("unlinkat")
+        try succeeded(unlinkat(directory, name, isDirectory ? AT_REMOVEDIR : 0), unless: ENOENT, "unlinkat")
     }
 
     /// Removes the empty directory at `path`. `false` if there was no such entry.
     @discardableResult
     static func removeDirectory(_ path: String) throws(SystemCallError) -> Bool {
-        if rmdir(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw lastError("rmdir")
+        try succeeded(rmdir(path), unless: ENOENT, "rmdir")
     }
 
     /// Moves the entry `name` (a C string, as listed) from directory `source` to
@@ -390,18 +392,14 @@ enum FileSystem {
     /// - Returns: `false` if an entry already exists at `to`.
     @discardableResult
     static func link(_ from: String, to: String) throws(SystemCallError) -> Bool {
-        if posixLink(from, to) == 0 { return true }
-        if errno == EEXIST { return false }
-        throw lastError("link")
+        try succeeded(posixLink(from, to), unless: EEXIST, "link")
     }
 
     /// Removes the entry at `path` if it is not a directory (a link is removed,
     /// never its target). `false` if there was no such entry.
     @discardableResult
     static func removeEntry(_ path: String) throws(SystemCallError) -> Bool {
-        if unlink(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw lastError("unlink")
+        try succeeded(unlink(path), unless: ENOENT, "unlink")
     }
 
     // MARK: - Misc

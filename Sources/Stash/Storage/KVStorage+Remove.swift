@@ -17,12 +17,34 @@ extension KVStorage {
     func removeValue(forKey key: String) throws(StashError) -> Bool {
         try Self.validate(key)
         _ = try requireWritableConnection()
+        return try removeRow(key, "removing \(Self.describe(key))", Manifest.SQL.deleteKey)
+    }
+
+    /// Removes `key`'s entry if it is still expired at `now` (another instance may
+    /// have replaced it since it was read), deleting its file afterwards.
+    func removeExpiredEntry(_ key: String, now: Int64) throws(StashError) {
+        let removed = try removeRow(key, "removing expired \(Self.describe(key))", Manifest.SQL.deleteExpiredKey) {
+            statement throws(SQLiteError) in try statement.bind(now, at: 2)
+        }
+        if removed { expiredOnRead += 1 }
+    }
+
+    /// Deletes `key`'s row with `sql` (a `DELETE` whose parameter 1 is the key;
+    /// `bindCondition` binds the others), then the row's file, after the commit.
+    /// A manifest found damaged counts as nothing removed: it was reset.
+    ///
+    /// - Returns: Whether a row was removed.
+    private func removeRow(
+        _ key: String, _ action: @autoclosure () -> String, _ sql: StaticString,
+        bindCondition: (SQLiteStatement) throws(SQLiteError) -> Void = { _ throws(SQLiteError) in }
+    ) throws(StashError) -> Bool {
         pendingAccessTimes[key] = nil
         let result: (removed: Bool, filename: String?)
         do {
-            result = try perform("removing \(Self.describe(key))") { connection throws(SQLiteError) in
-                try deleteReturningFilename(connection, Manifest.SQL.deleteKey) { statement throws(SQLiteError) in
+            result = try perform(action()) { connection throws(SQLiteError) in
+                try deleteReturningFilename(connection, sql) { statement throws(SQLiteError) in
                     try statement.bind(key, at: 1)
+                    try bindCondition(statement)
                 }
             }
         } catch where error.code == .corrupted {
@@ -30,25 +52,6 @@ extension KVStorage {
         }
         if let filename = result.filename { removeDataFile(filename) }
         return result.removed
-    }
-
-    /// Removes `key`'s entry if it is still expired at `now` (another instance may
-    /// have replaced it since it was read), deleting its file afterwards.
-    func removeExpiredEntry(_ key: String, now: Int64) throws(StashError) {
-        pendingAccessTimes[key] = nil
-        let removed: (removed: Bool, filename: String?)
-        do {
-            removed = try perform("removing expired \(Self.describe(key))") { connection throws(SQLiteError) in
-                try deleteReturningFilename(connection, Manifest.SQL.deleteExpiredKey) { statement throws(SQLiteError) in
-                    try statement.bind(key, at: 1)
-                    try statement.bind(now, at: 2)
-                }
-            }
-        } catch where error.code == .corrupted {
-            return
-        }
-        if removed.removed { expiredOnRead += 1 }
-        if let filename = removed.filename { removeDataFile(filename) }
     }
 
     /// Removes `key`'s entry if it still refers to `filename`.
