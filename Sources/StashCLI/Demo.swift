@@ -80,7 +80,9 @@ struct Demo: ParsableCommand {
     private func diskTour(in directory: String) throws(StashError) {
         print("\n== DiskCache: a SQLite manifest plus files, persistent, LRU, expiry")
         let clock = ManualClock(start: 1_750_000_000_000_000_000)
-        var cache = try DiskCache<String>(directory: directory, codec: .string, configuration: .init(countLimit: 3, autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
+        var cache = try DiskCache<String>(
+            directory: directory, codec: .string,
+            configuration: .init(countLimit: 3, autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
         print(" opened a cache in disk/ with a count limit of 3")
 
         try cache.setValue("hello, disk", forKey: "note")
@@ -106,7 +108,9 @@ struct Demo: ParsableCommand {
 
         cache.close()
         print(" closed the cache and opened it again:")
-        cache = try DiskCache<String>(directory: directory, codec: .string, configuration: .init(autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
+        cache = try DiskCache<String>(
+            directory: directory, codec: .string,
+            configuration: .init(autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
         print(" get note -> \(try cache.value(forKey: "note") ?? "nil")   (it was kept on disk)")
         try cache.removeAll()
         print(" removeAll: \(try cache.count) entries, \(try cache.totalSize) bytes")
@@ -121,7 +125,9 @@ struct Demo: ParsableCommand {
         let memory = MemoryCache<String, String>(
             name: "combined", countLimit: 2, autoTrimInterval: nil, removesAllOnMemoryPressure: false, clock: clock,
             logger: Self.quietLogger)
-        let disk = try DiskCache<String>(directory: directory, codec: .string, configuration: .init(autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
+        let disk = try DiskCache<String>(
+            directory: directory, codec: .string,
+            configuration: .init(autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
         defer { disk.close() }
         let cache = try Cache(memory: memory, disk: disk)
         print(" memory holds at most 2 entries; disk has no limit")

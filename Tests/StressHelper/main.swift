@@ -94,7 +94,9 @@ func intOption(_ name: String, default value: Int? = nil) -> Int {
 
 func openCache(_ directory: String, inlineThreshold: Int = 4096, autoTrim: Duration? = nil) -> DiskCache<Data> {
     do {
-        return try DiskCache<Data>(directory: directory, configuration: .init(storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: autoTrim))
+        return try DiskCache<Data>(
+            directory: directory,
+            configuration: .init(storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: autoTrim))
     } catch {
         fail("cannot open the cache: \(error)")
     }

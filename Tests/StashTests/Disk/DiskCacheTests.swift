@@ -29,16 +29,22 @@ import Testing
 
     @Test func roundTripsEveryCodec() throws {
         try withTemporaryDirectory { directory in
-            let strings = try DiskCache<String>(directory: directory.appending("s"), codec: .string, configuration: .init(autoTrimInterval: nil))
+            let strings = try DiskCache<String>(
+                directory: directory.appending("s"), codec: .string,
+                configuration: .init(autoTrimInterval: nil))
             try strings.setValue("héllo, wörld 🌍", forKey: "greeting")
             #expect(try strings.value(forKey: "greeting") == "héllo, wörld 🌍")
 
-            let profiles = try DiskCache<Profile>(directory: directory.appending("p"), codec: .json, configuration: .init(autoTrimInterval: nil))
+            let profiles = try DiskCache<Profile>(
+                directory: directory.appending("p"), codec: .json,
+                configuration: .init(autoTrimInterval: nil))
             try profiles.setValue(Profile(name: "Ada", visits: 3), forKey: "ada")
             #expect(try profiles.value(forKey: "ada") == Profile(name: "Ada", visits: 3))
 
             let reversed = DiskCodec<[UInt8]>(encode: { Data($0.reversed()) }, decode: { Array($0.reversed()) })
-            let custom = try DiskCache<[UInt8]>(directory: directory.appending("c"), codec: reversed, configuration: .init(autoTrimInterval: nil))
+            let custom = try DiskCache<[UInt8]>(
+                directory: directory.appending("c"), codec: reversed,
+                configuration: .init(autoTrimInterval: nil))
             try custom.setValue([1, 2, 3], forKey: "bytes")
             #expect(try custom.value(forKey: "bytes") == [1, 2, 3])
         }
@@ -273,7 +279,9 @@ import Testing
         try withTemporaryDirectory { directory in
             weak var weakCache: DiskCache<Data>?
             do {
-                let cache = try DiskCache<Data>(directory: directory.path, configuration: .init(autoTrimInterval: .milliseconds(5)))
+                let cache = try DiskCache<Data>(
+                    directory: directory.path,
+                    configuration: .init(autoTrimInterval: .milliseconds(5)))
                 weakCache = cache
             }
             #expect(weakCache == nil)

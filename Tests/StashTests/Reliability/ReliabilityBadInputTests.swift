@@ -11,7 +11,9 @@ import Testing
 @Suite struct ReliabilityBadInputTests {
     static func disk(_ directory: TemporaryDirectory, _ name: String = "cache", log: LogRecorder = LogRecorder(),
                      storage: DiskStorageKind = .mixed(inlineThreshold: 4096), sizeLimit: Int = .max) throws -> DiskCache<Data> {
-        try DiskCache<Data>(directory: directory.appending(name), configuration: .init(storage: storage, sizeLimit: sizeLimit, autoTrimInterval: nil, logger: log.logger))
+        try DiskCache<Data>(
+            directory: directory.appending(name),
+            configuration: .init(storage: storage, sizeLimit: sizeLimit, autoTrimInterval: nil, logger: log.logger))
     }
 
     /// Keys that must all be stored as distinct keys, byte for byte.

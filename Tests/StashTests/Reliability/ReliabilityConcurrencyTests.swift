@@ -138,7 +138,10 @@ import Testing
             let path = directory.appending("cache")
             let countLimit = 200
             let sizeLimit = 1_500_000
-            let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: 4096), countLimit: countLimit, sizeLimit: sizeLimit, autoTrimInterval: .milliseconds(50)))
+            let cache = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: 4096), countLimit: countLimit, sizeLimit: sizeLimit, autoTrimInterval: .milliseconds(50)))
             let violations = Violations()
             let operations = Self.diskOperations
             let start = ContinuousClock.now
@@ -183,7 +186,10 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory.appending("cache")
             let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
-            let disk = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50)))
+            let disk = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50)))
             let cache = try Cache<Data>(memory: memory, disk: disk)
             let violations = Violations()
             let operations = Self.diskOperations

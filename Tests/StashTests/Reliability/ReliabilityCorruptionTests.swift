@@ -28,7 +28,9 @@ import Darwin
 
     /// Stores 60 inline and 20 file values, closes the cache, and returns them.
     static func populate(_ path: String) throws -> [String: Data] {
-        let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: nil))
+        let cache = try DiskCache<Data>(
+            directory: path,
+            configuration: .init(storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: nil))
         var stored: [String: Data] = [:]
         for index in 0..<80 {
             let key = index % 4 == 0 ? "file-\(index)" : "inline-\(index)"
@@ -93,7 +95,10 @@ import Darwin
             try Self.apply(damage, to: path, stored: stored)
 
             let log = LogRecorder()
-            let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
+            let cache = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
             // Every read is the stored value or a miss, never other bytes.
             var misses: [String] = []
             for (key, bytes) in stored.sorted(by: { $0.key < $1.key }) {
@@ -179,7 +184,10 @@ import Darwin
             #expect(before.count == linked.count)
 
             let log = LogRecorder()
-            let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
+            let cache = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
             cache.waitForBackgroundWork()
             func expectOutsideUnchanged(_ step: String, sourceLocation: SourceLocation = #_sourceLocation) {
                 #expect(Self.snapshot(outside) == before, "after \(step)", sourceLocation: sourceLocation)
@@ -227,7 +235,10 @@ import Darwin
             let before = Self.snapshot(outside)
 
             let log = LogRecorder()
-            let cache = try DiskCache<Data>(directory: path, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
+            let cache = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
             for (key, bytes) in stored {
                 let read = try cache.value(forKey: key)
                 #expect(read == nil || read == bytes)

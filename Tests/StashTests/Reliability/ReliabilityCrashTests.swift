@@ -159,7 +159,10 @@ import Darwin
 
                 // Reopen through the public API and read every key back.
                 let log = LogRecorder()
-                let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
+                let cache = try DiskCache<Data>(
+                    directory: cachePath,
+                    configuration: .init(
+                        storage: .mixed(inlineThreshold: Self.inlineThreshold), autoTrimInterval: nil, logger: log.logger))
                 for key in 0..<Self.keyCount {
                     let name = "k\(key)"
                     let bytes = try await cache.value(forKey: name)

@@ -63,7 +63,9 @@ import Darwin
             let ballast = "\(mountPoint)/ballast"
             try Data(count: 200_000).write(to: URL(fileURLWithPath: ballast))
             let log = LogRecorder()
-            let cache = try DiskCache<Data>(directory: "\(mountPoint)/cache", configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil, logger: log.logger))
+            let cache = try DiskCache<Data>(
+                directory: "\(mountPoint)/cache",
+                configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil, logger: log.logger))
             var stored: [String: Data] = [:]
             for index in 0..<8 {
                 stored["file-\(index)"] = Self.value("file-\(index)", 40_000, seq: UInt64(index))
@@ -158,7 +160,9 @@ import Darwin
             let cachePath = directory.appending("cache")
             var stored: [String: Data] = [:]
             do {
-                let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
+                let cache = try DiskCache<Data>(
+                    directory: cachePath,
+                    configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
                 for index in 0..<30 {
                     let key = "before-\(index)"
                     stored[key] = Self.value(key, index % 3 == 0 ? 30_000 : 1_000, seq: UInt64(index))
@@ -191,7 +195,9 @@ import Darwin
 
             // Reopened without the limit: everything stored before, and everything the
             // child stored, reads back exactly.
-            let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
+            let cache = try DiskCache<Data>(
+                directory: cachePath,
+                configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
             Self.expectIntact(cache, stored, "after the child's failed writes")
             for key in storedKeys {
                 let bytes = try await cache.value(forKey: key)
@@ -207,7 +213,9 @@ import Darwin
     @Test func aReadOnlyDataDirectoryFailsWritesClearlyUnlessRoot() throws {
         try withTemporaryDirectory { directory in
             let cachePath = directory.appending("cache")
-            let cache = try DiskCache<Data>(directory: cachePath, configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
+            let cache = try DiskCache<Data>(
+                directory: cachePath,
+                configuration: .init(storage: .mixed(inlineThreshold: 4096), autoTrimInterval: nil))
             let stored = ["small": Self.value("small", 500), "large": Self.value("large", 50_000)]
             for (key, bytes) in stored { try cache.setValue(bytes, forKey: key) }
             chmod("\(cachePath)/data", 0o500)

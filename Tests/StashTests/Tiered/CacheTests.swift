@@ -127,7 +127,9 @@ import Testing
         try withTemporaryDirectory { directory in
             let cache = try Cache<String>(
                 memory: MemoryCache<String, String>(autoTrimInterval: nil),
-                disk: DiskCache<String>(directory: directory.path, codec: .string, configuration: .init(autoTrimInterval: nil)))
+                disk: DiskCache<String>(
+                    directory: directory.path, codec: .string,
+                    configuration: .init(autoTrimInterval: nil)))
             DispatchQueue.concurrentPerform(iterations: 4) { thread in
                 for i in 0..<200 {
                     let key = "k\(i % 8)"

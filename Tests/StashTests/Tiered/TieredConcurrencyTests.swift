@@ -13,7 +13,10 @@ import Testing
 
     @Test func eightThreadsOnOneDiskCacheKeepItConsistent() throws {
         try withTemporaryDirectory { directory in
-            let cache = try DiskCache<String>(directory: directory.path, codec: .string, configuration: .init(storage: .mixed(inlineThreshold: 1_024), countLimit: 150, autoTrimInterval: .milliseconds(20)))
+            let cache = try DiskCache<String>(
+                directory: directory.path, codec: .string,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: 1_024), countLimit: 150, autoTrimInterval: .milliseconds(20)))
             let failures = EvictionRecorder<String, String>()
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
                 var rng = SeededGenerator(seed: UInt64(thread) &+ 7)
@@ -50,7 +53,9 @@ import Testing
         try withTemporaryDirectory { directory in
             let cache = try Cache<String>(
                 memory: MemoryCache<String, String>(countLimit: 50, autoTrimInterval: nil),
-                disk: DiskCache<String>(directory: directory.path, codec: .string, configuration: .init(autoTrimInterval: nil)))
+                disk: DiskCache<String>(
+                    directory: directory.path, codec: .string,
+                    configuration: .init(autoTrimInterval: nil)))
             let failures = EvictionRecorder<String, String>()
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
                 var rng = SeededGenerator(seed: UInt64(thread) &+ 99)
