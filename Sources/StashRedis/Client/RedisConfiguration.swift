@@ -1,5 +1,7 @@
 import NIOCore
+#if canImport(NIOSSL)
 import NIOSSL
+#endif
 
 /// How a ``RedisClient`` reaches one Redis server: address, credentials, TLS,
 /// timeouts, pool size and limits.
@@ -24,7 +26,11 @@ public struct RedisConfiguration: Sendable {
     /// Redis Cluster has only database 0.
     public var database: Int
     /// TLS settings; `nil` (the default) connects in plain TCP.
+    #if canImport(NIOSSL)
     public var tls: TLSConfiguration?
+    #else
+    public var tls: Never?
+    #endif
     /// The name checked against the server's certificate; `nil` (the default) uses ``host``.
     public var tlsServerName: String?
     /// How long a TCP connect (and TLS handshake) may take. Default 1 second: a

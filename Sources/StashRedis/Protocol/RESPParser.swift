@@ -134,6 +134,9 @@ struct RESPParser: Sendable {
             }
             return nil
         }
+        guard carriageReturn - cursor <= limit else {
+            throw RedisError(.protocolViolation, "a line is longer than \(limit) bytes")
+        }
         guard carriageReturn + 1 < view.endIndex else { return nil }
         guard view[carriageReturn + 1] == UInt8(ascii: "\n") else {
             throw RedisError(.protocolViolation, "a line ends in CR without LF")

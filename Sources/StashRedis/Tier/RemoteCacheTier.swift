@@ -17,6 +17,8 @@
 public protocol RemoteCacheTier<Value>: Sendable {
     /// The type of values stored.
     associatedtype Value
+    /// A held fleet-wide lock, as ``acquireLock(forKey:timeToLive:)`` returns it.
+    associatedtype Lock: Sendable
 
     /// The value for `key` and its remaining time to live, or `nil` on a miss.
     ///
@@ -50,4 +52,19 @@ public protocol RemoteCacheTier<Value>: Sendable {
     /// - Parameter handler: Called with each invalidation, on an arbitrary thread.
     /// - Throws: The store's error type when the subscription cannot be made.
     func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws
+
+    /// Tries once, without waiting, to take the fleet-wide lock for loading `key`.
+    ///
+    /// - Parameters:
+    ///   - key: The caller's key.
+    ///   - timeToLive: How long the lock holds if never released.
+    /// - Returns: The lock, or `nil` when another process holds it.
+    /// - Throws: The store's error type when the store fails or is unreachable.
+    func acquireLock(forKey key: String, timeToLive: Duration) async throws -> Lock?
+
+    /// Releases a lock taken by ``acquireLock(forKey:timeToLive:)``, if it is still held.
+    ///
+    /// - Parameter lock: The lock.
+    /// - Throws: The store's error type, also when the lock had expired.
+    func releaseLock(_ lock: Lock) async throws
 }

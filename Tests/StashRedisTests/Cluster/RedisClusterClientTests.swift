@@ -51,7 +51,8 @@ final class RedisClusterClientTests: XCTestCase {
         let client = makeClient()
         for index in 0..<200 { try await client.set("spread:\(index)", to: ByteBuffer(string: "\(index)")) }
         for index in 0..<200 {
-            XCTAssertEqual(try await client.get("spread:\(index)").map { String(buffer: $0) }, "\(index)")
+            let actual14 = try await client.get("spread:\(index)").map { String(buffer: $0) }
+            XCTAssertEqual(actual14, "\(index)")
         }
         let primaries = try await client.primaryClients()
         XCTAssertEqual(primaries.count, 3)
@@ -66,7 +67,8 @@ final class RedisClusterClientTests: XCTestCase {
         // Hash-tagged keys share a slot, so a multi-key command works.
         try await client.set("{tag}:a", to: ByteBuffer(string: "1"))
         try await client.set("{tag}:b", to: ByteBuffer(string: "2"))
-        XCTAssertEqual(try await client.mget(["{tag}:a", "{tag}:b"]), [ByteBuffer(string: "1"), ByteBuffer(string: "2")])
+        let actual15 = try await client.mget(["{tag}:a", "{tag}:b"])
+        XCTAssertEqual(actual15, [ByteBuffer(string: "1"), ByteBuffer(string: "2")])
         await client.close()
     }
 
@@ -85,12 +87,14 @@ final class RedisClusterClientTests: XCTestCase {
         try RedisServerProcess.runCLI(["-p", "\(sourcePort)", "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID])
         try RedisServerProcess.runCLI(["-p", "\(sourcePort)", "MIGRATE", "127.0.0.1", "\(targetPort)", key, "0", "5000"])
         // The source no longer has the key: it answers ASK, and the target serves it.
-        XCTAssertEqual(try await client.get(key).map { String(buffer: $0) }, "moved along")
+        let actual16 = try await client.get(key).map { String(buffer: $0) }
+        XCTAssertEqual(actual16, "moved along")
         // Finish the migration: now the source answers MOVED and the client updates its map.
         for port in cluster.servers.map(\.port) {
             _ = try? RedisServerProcess.runCLI(["-p", "\(port)", "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID])
         }
-        XCTAssertEqual(try await client.get(key).map { String(buffer: $0) }, "moved along")
+        let actual17 = try await client.get(key).map { String(buffer: $0) }
+        XCTAssertEqual(actual17, "moved along")
         await client.close()
     }
 
@@ -114,9 +118,11 @@ final class RedisClusterClientTests: XCTestCase {
         try cluster.waitUntil("the old primary agrees") {
             try cluster.primaryPort(forSlot: slot, askingPort: oldPrimary) == replica
         }
-        XCTAssertEqual(try await client.get(key).map { String(buffer: $0) }, "before")
+        let actual18 = try await client.get(key).map { String(buffer: $0) }
+        XCTAssertEqual(actual18, "before")
         try await client.set(key, to: ByteBuffer(string: "after"))
-        XCTAssertEqual(try await client.get(key).map { String(buffer: $0) }, "after")
+        let actual19 = try await client.get(key).map { String(buffer: $0) }
+        XCTAssertEqual(actual19, "after")
         let ports = try await client.primaryClients().map(\.configuration.port)
         XCTAssertTrue(ports.contains(replica), "the refreshed map names the new primary: \(ports)")
         XCTAssertFalse(ports.contains(oldPrimary))

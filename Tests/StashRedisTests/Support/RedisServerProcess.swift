@@ -24,10 +24,13 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts a server, retrying on a new port if another process took the free one first.
-    static func start(_ extraArguments: [String] = []) throws -> RedisServerProcess {
+    ///
+    /// With `tls`, the port speaks TLS only, with a self-signed certificate for
+    /// 127.0.0.1 made by `openssl` in the server's directory (``certificatePath``).
+    static func start(_ extraArguments: [String] = [], tls: Bool = false) throws -> RedisServerProcess {
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let server = RedisServerProcess(port: try freePort(), extraArguments: extraArguments)
+            let server = RedisServerProcess(port: try freePort(), extraArguments: extraArguments, tls: tls)
             do {
                 try server.launch()
                 return server
@@ -39,11 +42,28 @@ final class RedisServerProcess: @unchecked Sendable {
         throw lastError!
     }
 
-    private init(port: Int, extraArguments: [String]) {
+    private init(port: Int, extraArguments: [String], tls: Bool) {
         self.port = port
+        self.tls = tls
         self.extraArguments = extraArguments
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-redis-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    let tls: Bool
+    var certificatePath: String { directory.appendingPathComponent("cert.pem").path }
+    var keyPath: String { directory.appendingPathComponent("key.pem").path }
+
+    private func makeCertificate() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyPath, "-out", certificatePath,
+                             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestServerError(message: "openssl could not make a certificate") }
     }
 
     deinit {
@@ -55,7 +75,13 @@ final class RedisServerProcess: @unchecked Sendable {
     func launch() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executablePath("redis-server")!)
-        process.arguments = ["--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no",
+        var listen = ["--port", "\(port)"]
+        if tls {
+            if !FileManager.default.fileExists(atPath: certificatePath) { try makeCertificate() }
+            listen = ["--port", "0", "--tls-port", "\(port)", "--tls-cert-file", certificatePath,
+                      "--tls-key-file", keyPath, "--tls-auth-clients", "no"]
+        }
+        process.arguments = ["--bind", "127.0.0.1"] + listen + ["--save", "", "--appendonly", "no",
                              "--dir", directory.path, "--logfile", "", "--daemonize", "no", "--protected-mode", "no"]
             + extraArguments
         let pipe = Pipe()
@@ -97,6 +123,7 @@ final class RedisServerProcess: @unchecked Sendable {
         try Self.runCLI(["-h", "127.0.0.1", "-p", "\(port)"] + arguments)
     }
 
+    @discardableResult
     static func runCLI(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executablePath("redis-cli")!)
