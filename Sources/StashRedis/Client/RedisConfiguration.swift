@@ -1,7 +1,5 @@
 import NIOCore
-#if canImport(NIOSSL)
 import NIOSSL
-#endif
 
 /// How a ``RedisClient`` reaches one Redis server: address, credentials, TLS,
 /// timeouts, pool size and limits.
@@ -26,11 +24,7 @@ public struct RedisConfiguration: Sendable {
     /// Redis Cluster has only database 0.
     public var database: Int
     /// TLS settings; `nil` (the default) connects in plain TCP.
-    #if canImport(NIOSSL)
     public var tls: TLSConfiguration?
-    #else
-    public var tls: Never?
-    #endif
     /// The name checked against the server's certificate; `nil` (the default) uses ``host``.
     public var tlsServerName: String?
     /// How long a TCP connect (and TLS handshake) may take. Default 1 second: a

@@ -1,8 +1,6 @@
 import NIOCore
 import NIOPosix
-#if canImport(NIOSSL)
 import NIOSSL
-#endif
 import Stash
 
 /// One TCP (or TLS) connection to a Redis server, with commands pipelined on it.
@@ -101,16 +99,12 @@ final class RedisConnection: Sendable {
     ///   connect or TLS setup fails, `.timeout` past the connect timeout, or the
     ///   server's error for `AUTH`/`SELECT`.
     static func connect(configuration: RedisConfiguration, eventLoop: any EventLoop) -> EventLoopFuture<RedisConnection> {
-        #if canImport(NIOSSL)
         let sslContext: NIOSSLContext?
         do {
             sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
         } catch {
             return eventLoop.makeFailedFuture(RedisError(.connectionFailed, "the TLS configuration is unusable", cause: error))
         }
-        #else
-        let sslContext: Never? = nil
-        #endif
         let serverName = configuration.tlsServerName ?? configuration.host
         let parser = RESPParser(maximumBulkLength: configuration.maximumReplyBulkLength)
         let timeout = configuration.commandTimeout
@@ -121,12 +115,10 @@ final class RedisConnection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    #if canImport(NIOSSL)
                     if let sslContext {
                         let isAddress = (try? SocketAddress(ipAddress: serverName, port: 0)) != nil
                         try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : serverName))
                     }
-                    #endif
                     try sync.addHandler(ByteToMessageHandler(RESPDecoder(parser: parser)))
                     try sync.addHandler(MessageToByteHandler(RESPEncoder()))
                     try sync.addHandler(RedisCommandHandler(commandTimeout: timeout))

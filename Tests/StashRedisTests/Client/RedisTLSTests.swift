@@ -1,4 +1,3 @@
-#if canImport(NIOSSL)
 import Foundation
 import NIOCore
 import NIOSSL
@@ -70,4 +69,3 @@ final class RedisTLSTests: XCTestCase {
     }
 
 }
-#endif
