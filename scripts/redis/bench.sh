@@ -6,14 +6,20 @@
 # The server is started here on 127.0.0.1 and a free port, and always stopped.
 #
 #   bash scripts/redis/bench.sh [ROUNDS] [REQUESTS]
+#   (prints the load average at start and end: the machine is shared)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
 REQUESTS=${2:-200000}
 CLIENTS=50
 
-swift build -c release --product stash-redis-bench >/dev/null
-BENCH=$(swift build -c release --show-bin-path)/stash-redis-bench
+# STASH_REDIS_BENCH names an already built binary (skips the build).
+if [ -n "${STASH_REDIS_BENCH:-}" ]; then
+    BENCH=$STASH_REDIS_BENCH
+else
+    swift build -c release --product stash-redis-bench >/dev/null
+    BENCH=$(swift build -c release --show-bin-path)/stash-redis-bench
+fi
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 DIR=$(mktemp -d)
@@ -24,6 +30,7 @@ until redis-cli -p "$PORT" PING >/dev/null 2>&1; do sleep 0.05; done
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A RESULTS
 for round in $(seq "$ROUNDS"); do
     for pipeline in 1 16; do
@@ -51,6 +58,7 @@ for pipeline in 1 16; do
             "$(echo "$cl / $rb" | bc -l)" "$ti" "$(echo "$ti / $rb" | bc -l)"
     done
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "invalidation latency, one instance to another (2000 samples, loopback):"
 "$BENCH" invalidation "$PORT" 2000

@@ -18,7 +18,7 @@ public protocol RedisCommandExecutor: Sendable {
 
     /// Sends several commands in one write (pipelining) and returns every outcome, in order.
     ///
-    /// - Parameter commands: The commands. In a cluster they must route to one node.
+    /// - Parameter commands: The commands. A cluster client sends one write per node involved.
     /// - Returns: One result per command.
     func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>]
 

@@ -107,23 +107,49 @@ public final class RedisClusterClient: RedisCommandExecutor {
         throw RedisError(.clusterRedirectionLoop, "gave up after \(maximumRedirections) redirections or retries", cause: lastError)
     }
 
-    /// Sends `commands` in one write to the node that owns the first command's key.
+    /// Sends `commands` pipelined: one write per node that owns some of their keys,
+    /// the nodes in parallel; a command redirected by `MOVED`/`ASK` is then resent alone.
     ///
-    /// - Parameter commands: Commands whose keys share a slot (or keyless commands).
-    /// - Returns: One result per command; redirections are not followed.
-    /// - Complexity: One round trip.
+    /// - Parameter commands: Any commands; keyless ones go to the first primary.
+    /// - Returns: One result per command, in order.
+    /// - Complexity: One round trip per node involved, plus one per redirected command.
     public func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
+        let topology: RedisClusterTopology
         do {
-            let topology = try await currentTopology()
-            let slot = commands.first?.routingKey.map { RedisKeySlot(key: $0) }
-            guard let node = slot.flatMap({ topology.primary(for: $0) }) ?? topology.primaries.first else {
-                throw RedisError(.unavailable, "no cluster node is known")
-            }
-            return await client(for: node).send(pipeline: commands)
+            topology = try await currentTopology()
         } catch {
-            let failure = RedisClient.redisError(error)
-            return commands.map { _ in .failure(failure) }
+            return commands.map { _ in .failure(error) }
         }
+        var groups: [RedisClusterTopology.Node: [Int]] = [:]
+        for (index, command) in commands.enumerated() {
+            let slot = command.routingKey.map { RedisKeySlot(key: $0) }
+            guard let node = slot.flatMap({ topology.primary(for: $0) }) ?? topology.primaries.first else { continue }
+            groups[node, default: []].append(index)
+        }
+        var results = [Result<RESPValue, RedisError>](
+            repeating: .failure(RedisError(.unavailable, "no cluster node serves the command's slot")), count: commands.count)
+        await withTaskGroup(of: [(Int, Result<RESPValue, RedisError>)].self) { group in
+            for (node, indices) in groups {
+                let client = self.client(for: node)
+                let batch = indices.map { commands[$0] }
+                group.addTask {
+                    Array(zip(indices, await client.send(pipeline: batch)))
+                }
+            }
+            for await answered in group {
+                for (index, result) in answered { results[index] = result }
+            }
+        }
+        for index in results.indices {
+            if case .failure(let error) = results[index], Redirection(error) != .none {
+                do {
+                    results[index] = .success(try await send(commands[index]))
+                } catch {
+                    results[index] = .failure(error)
+                }
+            }
+        }
+        return results
     }
 
     /// One client per primary in the current slot map.

@@ -142,6 +142,9 @@ final class RedisClusterClientTests: XCTestCase {
         await fulfillment(of: [heard.expectation(for: .key("k49"))], timeout: 10)
         let read = try await reader.entry(forKey: "k7")
         XCTAssertEqual(read?.value, "v7")
+        // A batch over keys of every node: one pipelined write per node.
+        let batch = try await reader.entries(forKeys: (0..<50).map { "k\($0)" } + ["absent"])
+        XCTAssertEqual(batch.map { $0?.value }, (0..<50).map { "v\($0)" } + [nil])
         let lock = try await writer.acquireLock(forKey: "k1", timeToLive: .seconds(10))
         XCTAssertNotNil(lock)
         let contended = try await reader.acquireLock(forKey: "k1", timeToLive: .seconds(10))

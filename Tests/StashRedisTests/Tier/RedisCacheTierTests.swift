@@ -58,6 +58,14 @@ final class RedisCacheTierTests: XCTestCase {
         XCTAssertNil(entry)
     }
 
+    func testBatchesReadAndWriteInOneWrite() async throws {
+        let tier = makeTier()
+        try await tier.setValues((0..<20).map { ("b\($0)", "v\($0)") }, timeToLive: .seconds(60))
+        let entries = try await tier.entries(forKeys: ["b0", "missing", "b19"])
+        XCTAssertEqual(entries.map { $0?.value }, ["v0", nil, "v19"])
+        XCTAssertNotNil(entries[2]?.timeToLive)
+    }
+
     func testForeignBytesAreADecodingError() async throws {
         let tier = makeTier()
         try server.cli(["SET", "app:foreign", "not ours"])

@@ -59,16 +59,18 @@ case "throughput":
                         if batch == 1 { _ = try await client.send(commands[0]) }
                         else { for result in await client.send(pipeline: commands) { _ = try result.get() } }
                     } else {
-                        try await withThrowingTaskGroup(of: Void.self) { inner in
-                            for _ in 0..<batch {
-                                let key = keys[i % keys.count]
-                                i += 7
-                                inner.addTask {
-                                    if mode == "get" { _ = try await tier.entry(forKey: key) }
-                                    else { try await tier.setValue(value, forKey: key, timeToLive: .seconds(3600)) }
-                                }
-                            }
-                            try await inner.waitForAll()
+                        var batchKeys: [String] = []
+                        for _ in 0..<batch {
+                            batchKeys.append(keys[i % keys.count])
+                            i += 7
+                        }
+                        if batch == 1 {
+                            if mode == "get" { _ = try await tier.entry(forKey: batchKeys[0]) }
+                            else { try await tier.setValue(value, forKey: batchKeys[0], timeToLive: .seconds(3600)) }
+                        } else if mode == "get" {
+                            _ = try await tier.entries(forKeys: batchKeys)
+                        } else {
+                            try await tier.setValues(batchKeys.map { ($0, value) }, timeToLive: .seconds(3600))
                         }
                     }
                     done += batch
