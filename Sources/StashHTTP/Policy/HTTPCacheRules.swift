@@ -99,7 +99,11 @@ struct HTTPCacheRules: Sendable {
         let dateSeconds = response.date ?? response.responseTime / 1_000_000_000
         switch response.expires {
         case .invalid: return 0
-        case .at(let expires): return max(0, expires - dateSeconds) * 1_000_000_000
+        case .at(let expires):
+            // Clamped like any delta-seconds (RFC 9111 §1.2.2), so a far-future Expires
+            // (year 9999) cannot overflow the conversion to nanoseconds.
+            let seconds = min(max(0, expires - dateSeconds), CacheControl.maximumDeltaSeconds)
+            return seconds * 1_000_000_000
         case .absent: break
         }
         guard Self.heuristicallyCacheable.contains(response.status.code) || cc.contains("public"),
