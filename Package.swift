@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Stash", targets: ["Stash"]),
         .executable(name: "stash", targets: ["StashCLI"]),
+        .library(name: "StashHTTP", targets: ["StashHTTP"]),
         .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
         .executable(name: "stash-proxy", targets: ["StashProxy"]),
     ],
@@ -51,10 +52,24 @@ let package = Package(
             name: "StressSupport",
             path: "Tests/StressSupport"
         ),
+        // The RFC 9111 HTTP cache: the policy and the store. HTTPTypes only, no SwiftNIO.
+        .target(
+            name: "StashHTTP",
+            dependencies: [
+                "Stash",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StashHTTPTests",
+            dependencies: ["StashHTTP", "Stash", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
         // The AsyncHTTPClient adapter: an HTTPClient whose requests go through an HTTPCache.
         .target(
             name: "StashAsyncHTTPClient",
             dependencies: [
+                "StashHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -67,6 +82,7 @@ let package = Package(
             name: "StashProxy",
             dependencies: [
                 "StashAsyncHTTPClient",
+                "StashHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -82,6 +98,7 @@ let package = Package(
             dependencies: [
                 "StashAsyncHTTPClient",
                 "StashProxy",
+                "StashHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
