@@ -67,3 +67,8 @@ extension Substring {
         return result
     }
 }
+
+extension HTTPField.Name {
+    /// `Cache-Status` (RFC 9211).
+    package static let cacheStatus = HTTPField.Name("Cache-Status")!
+}

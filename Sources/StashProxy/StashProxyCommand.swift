@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Logging
 import NIOCore
 import StashAsyncHTTPClient
+import StashHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -60,7 +61,15 @@ struct StashProxyCommand: AsyncParsableCommand {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let fetcher = OriginFetcher(client: client, timeout: .seconds(timeout))
-        let responder: any ProxyResponder = ForwardingResponder(fetcher: fetcher)
+        let responder: any ProxyResponder
+        if noCache {
+            responder = ForwardingResponder(fetcher: fetcher)
+        } else {
+            var cacheConfiguration = HTTPCache.Configuration(mode: privateCache ? .private : .shared, directory: directory)
+            cacheConfiguration.logger = logger
+            let cache = try HTTPCache(configuration: cacheConfiguration)
+            responder = CachingResponder(client: CachingHTTPClient(client: client, cache: cache), timeout: .seconds(timeout))
+        }
         let server = ProxyServer(
             host: address.host,
             port: address.port,
@@ -73,7 +82,7 @@ struct StashProxyCommand: AsyncParsableCommand {
         do {
             try await server.run { port in
                 print("stash-proxy listening on \(address.host):\(port), origin \(origin)")
-                fflush(stdout)
+                fflush(nil)
             }
         } catch {
             try? await client.shutdown()

@@ -2,12 +2,14 @@
 # Runs the cache-tests conformance suite (../shared/http-conformance, read by path, never copied)
 # against stash-proxy and checks the scores against the floors in floors.txt.
 #
-#   scripts/http-conformance/run.sh [shared|private|both] [--no-build] [--no-check] [--keep DIR]
+#   scripts/http-conformance/run.sh [shared|private|both] [-c debug|release] [--no-build] [--no-check] [--keep DIR]
 #
 #   shared   stash-proxy in shared mode, scored as a shared cache (365 tests)
 #   private  stash-proxy --private: the AsyncHTTPClient adapter in private mode, scored with --browser
 #   both     (default) one after the other, each against a fresh origin and proxy
 #
+# -c picks the build configuration of stash-proxy: debug by default (CI has built it already, and
+# the suite's pace is set by its own pauses, not by the proxy's speed).
 # Every server it starts listens on 127.0.0.1 on a free port and is stopped on exit, failure or not.
 # Results and logs go to .build-conformance/ (git-ignored). Exit status: 0 when every run meets its
 # floor, 1 when one does not, 2 on a setup error. When the suite is not at ../shared, it says so and
@@ -21,13 +23,15 @@ out="$root/.build-conformance"
 mode="both"
 build=1
 check=1
+configuration=debug
 while [ $# -gt 0 ]; do
     case "$1" in
         shared|private|both) mode="$1" ;;
+        -c) configuration="$2"; shift ;;
         --no-build) build=0 ;;
         --no-check) check=0 ;;
         --keep) out="$2"; shift ;;
-        *) echo "usage: $0 [shared|private|both] [--no-build] [--no-check] [--keep DIR]" >&2; exit 2 ;;
+        *) echo "usage: $0 [shared|private|both] [-c debug|release] [--no-build] [--no-check] [--keep DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -40,9 +44,9 @@ command -v node >/dev/null 2>&1 || { echo "http-conformance: node is not install
 
 mkdir -p "$out"
 if [ "$build" = 1 ]; then
-    (cd "$root" && swift build -c release --product stash-proxy)
+    (cd "$root" && swift build -c "$configuration" --product stash-proxy)
 fi
-proxy_bin="$(cd "$root" && swift build -c release --show-bin-path)/stash-proxy"
+proxy_bin="$(cd "$root" && swift build -c "$configuration" --show-bin-path)/stash-proxy"
 [ -x "$proxy_bin" ] || { echo "http-conformance: $proxy_bin not built" >&2; exit 2; }
 
 pids=()
