@@ -69,7 +69,11 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
 
     // MARK: - Reading and writing
 
-    @inlinable
+    // The facade's hot paths call these; `@inline(__always)` keeps them in the
+    // caller's body, as they were when the facade held them, rather than behind
+    // a call to an out-of-line specialisation.
+
+    @inlinable @inline(__always)
     func value(forKey key: Key) -> Value? {
         let hash = EntryTable<Key, Value>.hash(key)
         return withLockedTable { table, evicted in
@@ -77,14 +81,14 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func contains(_ key: Key) -> Bool {
         let hash = EntryTable<Key, Value>.hash(key)
         return lock.withLock { table.contains(key, hash: hash) }
     }
 
     /// Hashes, reads the clock and clamps the cost before taking the lock.
-    @inlinable
+    @inlinable @inline(__always)
     func setValue(_ value: Value, forKey key: Key, cost: Int, ttl: Duration?) {
         let hash = EntryTable<Key, Value>.hash(key)
         let now = table.clock.nanosecondsNow
@@ -95,7 +99,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func removeValue(forKey key: Key) -> Value? {
         let hash = EntryTable<Key, Value>.hash(key)
         return withLockedTable { table, evicted in
