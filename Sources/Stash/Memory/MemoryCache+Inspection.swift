@@ -31,7 +31,7 @@ extension MemoryCache {
 
 extension MemoryCache {
     /// Traps unless the engine's invariants hold (see
-    /// `MemoryCacheStorage._checkInvariants()`). For tests, after each
+    /// `EntryTable._checkInvariants()`). For tests, after each
     /// mutation; does nothing in release builds.
     ///
     /// - Complexity: O(n) under the lock in debug builds. Thread-safe.

@@ -56,7 +56,7 @@ extension MemoryCacheCore: MemoryPressureObserver {
 
     /// Asks every ``DiscardableContent`` value to discard its content, outside the lock.
     private func discardContent() {
-        guard storage.checksDiscardable else { return }
+        guard table.checksDiscardable else { return }
         let values = snapshot().map(\.value)
         for value in values {
             (value as? any DiscardableContent)?.discardContentIfPossible()

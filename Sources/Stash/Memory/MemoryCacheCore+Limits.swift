@@ -4,23 +4,23 @@ extension MemoryCacheCore {
     // MARK: - Limits
 
     var countLimit: Int {
-        get { lock.withLock { storage.countLimit } }
+        get { lock.withLock { table.countLimit } }
         set {
             let limit = Self.validatedLimit(newValue, "countLimit", logger)
-            withLockedStorage { storage, evicted in
-                storage.countLimit = limit
-                storage.trimToLimits(into: &evicted)
+            withLockedTable { table, evicted in
+                table.countLimit = limit
+                table.trimToLimits(into: &evicted)
             }
         }
     }
 
     var costLimit: Int {
-        get { lock.withLock { storage.costLimit } }
+        get { lock.withLock { table.costLimit } }
         set {
             let limit = Self.validatedLimit(newValue, "costLimit", logger)
-            withLockedStorage { storage, evicted in
-                storage.costLimit = limit
-                storage.trimToLimits(into: &evicted)
+            withLockedTable { table, evicted in
+                table.costLimit = limit
+                table.trimToLimits(into: &evicted)
             }
         }
     }
@@ -28,14 +28,14 @@ extension MemoryCacheCore {
     /// Setting a lower limit sweeps the entries it makes expired, in locked batches.
     var ageLimit: Duration? {
         get {
-            let nanos = lock.withLock { storage.ageLimit }
+            let nanos = lock.withLock { table.ageLimit }
             return nanos == .max ? nil : .nanoseconds(nanos)
         }
         set {
             let nanos = Self.validatedAge(newValue, logger)
             let lowered = lock.withLock {
-                defer { storage.ageLimit = nanos }
-                return nanos < storage.ageLimit
+                defer { table.ageLimit = nanos }
+                return nanos < table.ageLimit
             }
             if lowered {
                 removeStaleEntries()
@@ -58,30 +58,30 @@ extension MemoryCacheCore {
     // MARK: - Trimming
 
     func trim(toCount maxCount: Int) {
-        withLockedStorage { storage, evicted in
-            storage.trim(toCount: Swift.max(maxCount, 0), into: &evicted)
+        withLockedTable { table, evicted in
+            table.trim(toCount: Swift.max(maxCount, 0), into: &evicted)
         }
     }
 
     func trim(toCost maxCost: Int) {
-        withLockedStorage { storage, evicted in
-            storage.trim(toCost: Swift.max(maxCost, 0), into: &evicted)
+        withLockedTable { table, evicted in
+            table.trim(toCost: Swift.max(maxCost, 0), into: &evicted)
         }
     }
 
     func trimCostliest(toCost maxCost: Int) {
-        withLockedStorage { storage, evicted in
-            storage.trimCostliest(toCost: Swift.max(maxCost, 0), into: &evicted)
+        withLockedTable { table, evicted in
+            table.trimCostliest(toCost: Swift.max(maxCost, 0), into: &evicted)
         }
     }
 
     /// Removes stale entries and those written `age` or longer ago, in locked batches.
     func trim(toAge age: Duration) {
         let maxAge = Swift.max(age.nanosecondsClamped, 0)
-        let now = storage.clock.nanosecondsNow
-        sweep { storage, slot in
-            if let stale = storage.staleReason(slot, now: now) { return stale }
-            return storage.age(of: slot, now: now) >= maxAge ? .expired : nil
+        let now = table.clock.nanosecondsNow
+        sweep { table, slot in
+            if let stale = table.staleReason(slot, now: now) { return stale }
+            return table.age(of: slot, now: now) >= maxAge ? .expired : nil
         }
     }
 }

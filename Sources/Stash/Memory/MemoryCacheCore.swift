@@ -1,12 +1,12 @@
 import Dispatch
 import Logging
 
-/// The thread-safe heart of ``MemoryCache``: a ``MemoryCacheStorage`` behind a
+/// The thread-safe heart of ``MemoryCache``: an ``EntryTable`` behind a
 /// lock, plus what runs outside the lock (eviction callbacks, releasing
 /// values) and in the background (auto-trim).
 ///
 /// The core is the only owner of its lock and of everything the lock guards:
-/// ``MemoryCache`` calls its methods and never touches `lock` or `storage`.
+/// ``MemoryCache`` calls its methods and never touches `lock` or `table`.
 /// Methods and properties whose names start with `_` assume the lock is held.
 ///
 /// Locked entry points collect what they take out of the cache in an
@@ -15,15 +15,15 @@ import Logging
 /// `deinit` ever runs under the lock and either may call back into the cache.
 @usableFromInline
 final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `storage` and every `_`-prefixed property are read
+    // @unchecked Sendable: `table` and every `_`-prefixed property are read
     // and written only with `lock` held, by this class's own methods; `name`,
     // `logger` and `lock` are immutable. The two read on every eviction are
-    // `@exclusivity(unchecked)`, for the reason given on MemoryCacheStorage.
+    // `@exclusivity(unchecked)`, for the reason given on EntryTable.
 
-    /// Guards `storage` and the `_` properties. Internal only so that the
+    /// Guards `table` and the `_` properties. Internal only so that the
     /// inlinable entry points below can take it; nothing outside this class does.
     @usableFromInline let lock = Lock()
-    @usableFromInline let storage: MemoryCacheStorage<Key, Value>
+    @usableFromInline let table: EntryTable<Key, Value>
     @exclusivity(unchecked) @usableFromInline var _onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
     @exclusivity(unchecked) @usableFromInline var _releasesValuesInBackground: Bool
     var _removesAllOnMemoryPressure: Bool
@@ -34,7 +34,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     let logger: Logger
 
     #if DEBUG
-    /// Whether every locked mutation ends with `storage._checkInvariants()`,
+    /// Whether every locked mutation ends with `table._checkInvariants()`,
     /// as swift-collections does under its internal-checks flag. Tests' caches
     /// set it; debug builds only, so release builds pay nothing.
     @usableFromInline var _checksInvariants = false
@@ -54,7 +54,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         _releasesValuesInBackground = configuration.releasesValuesInBackground
         _removesAllOnMemoryPressure = configuration.removesAllOnMemoryPressure
         _removesAllOnEnteringBackground = configuration.removesAllOnEnteringBackground
-        storage = MemoryCacheStorage(
+        table = EntryTable(
             policy: configuration.policy,
             countLimit: Self.validatedLimit(configuration.countLimit, "countLimit", logger),
             costLimit: Self.validatedLimit(configuration.costLimit, "costLimit", logger),
@@ -69,57 +69,61 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
 
     // MARK: - Reading and writing
 
-    @inlinable
+    // The facade's hot paths call these; `@inline(__always)` keeps them in the
+    // caller's body, as they were when the facade held them, rather than behind
+    // a call to an out-of-line specialisation.
+
+    @inlinable @inline(__always)
     func value(forKey key: Key) -> Value? {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        return withLockedStorage { storage, evicted in
-            storage.value(forKey: key, hash: hash, evicted: &evicted)
+        let hash = EntryTable<Key, Value>.hash(key)
+        return withLockedTable { table, evicted in
+            table.value(forKey: key, hash: hash, evicted: &evicted)
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func contains(_ key: Key) -> Bool {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        return lock.withLock { storage.contains(key, hash: hash) }
+        let hash = EntryTable<Key, Value>.hash(key)
+        return lock.withLock { table.contains(key, hash: hash) }
     }
 
     /// Hashes, reads the clock and clamps the cost before taking the lock.
-    @inlinable
+    @inlinable @inline(__always)
     func setValue(_ value: Value, forKey key: Key, cost: Int, ttl: Duration?) {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        let now = storage.clock.nanosecondsNow
+        let hash = EntryTable<Key, Value>.hash(key)
+        let now = table.clock.nanosecondsNow
         let ttlNanos = ttl?.nanosecondsClamped
         let cost = Swift.max(cost, 0)
-        withLockedStorage { storage, evicted in
-            storage.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
+        withLockedTable { table, evicted in
+            table.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func removeValue(forKey key: Key) -> Value? {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        return withLockedStorage { storage, evicted in
-            storage.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
+        let hash = EntryTable<Key, Value>.hash(key)
+        return withLockedTable { table, evicted in
+            table.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
         }
     }
 
     // MARK: - Inspection
 
-    var count: Int { lock.withLock { storage.count } }
+    var count: Int { lock.withLock { table.count } }
 
-    var totalCost: Int { lock.withLock { storage.totalCost } }
+    var totalCost: Int { lock.withLock { table.totalCost } }
 
     var statistics: CacheStatistics {
-        lock.withLock { CacheStatistics(hits: storage.hits, misses: storage.misses, evictions: storage.evictions) }
+        lock.withLock { CacheStatistics(hits: table.hits, misses: table.misses, evictions: table.evictions) }
     }
 
     func snapshot() -> [(key: Key, value: Value, cost: Int)] {
-        lock.withLock { storage.snapshot() }
+        lock.withLock { table.snapshot() }
     }
 
-    /// Checks the storage's invariants under the lock (debug builds only).
+    /// Checks the table's invariants under the lock (debug builds only).
     func checkInvariants() {
-        lock.withLock { storage._checkInvariants() }
+        lock.withLock { table._checkInvariants() }
     }
 
     // MARK: - Settings
@@ -146,23 +150,23 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
 
     // MARK: - Running locked work
 
-    /// Runs `body` on the storage with the lock held, then reports and releases
+    /// Runs `body` on the table with the lock held, then reports and releases
     /// whatever it evicted after unlocking.
     @inlinable
-    func withLockedStorage<Result>(
-        _ body: (MemoryCacheStorage<Key, Value>, inout EvictedEntries<Key, Value>) throws -> Result
+    func withLockedTable<Result>(
+        _ body: (EntryTable<Key, Value>, inout EvictedEntries<Key, Value>) throws -> Result
     ) rethrows -> Result {
         var evicted = EvictedEntries<Key, Value>()
         lock.lock()
         let result: Result
         do {
-            result = try body(storage, &evicted)
+            result = try body(table, &evicted)
         } catch {
             lock.unlock()
             throw error
         }
         #if DEBUG
-        if _checksInvariants { storage._checkInvariants() }
+        if _checksInvariants { table._checkInvariants() }
         #endif
         guard !evicted.isEmpty else {
             lock.unlock()
@@ -206,12 +210,12 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     /// `reason` and releases them outside it.
     func removeAll(reason: EvictionReason) {
         lock.lock()
-        let detached = storage.detachAll()
+        let detached = table.detachAll()
         #if DEBUG
-        if _checksInvariants { storage._checkInvariants() }
+        if _checksInvariants { table._checkInvariants() }
         #endif
         if reason.isEviction {
-            storage.evictions &+= detached.count
+            table.evictions &+= detached.count
         }
         let callback = _onEvict
         let inBackground = _releasesValuesInBackground
@@ -228,11 +232,11 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
 
     /// Removes every entry for which `reason` gives a reason, in locked batches
     /// of ``sweepBatch`` buckets so the lock is never held for long. O(n) in all.
-    func sweep(_ reason: @escaping (MemoryCacheStorage<Key, Value>, Int32) -> EvictionReason?) {
+    func sweep(_ reason: @escaping (EntryTable<Key, Value>, Int32) -> EvictionReason?) {
         var cursor: Int? = 0
         while let start = cursor {
-            cursor = withLockedStorage { storage, evicted in
-                storage.sweep(from: start, bucketLimit: Self.sweepBatch, into: &evicted) { reason(storage, $0) }
+            cursor = withLockedTable { table, evicted in
+                table.sweep(from: start, bucketLimit: Self.sweepBatch, into: &evicted) { reason(table, $0) }
             }
         }
     }
@@ -241,10 +245,10 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     /// What the background auto-trim runs. Skips the scan when nothing can be stale.
     func removeStaleEntries() {
         let needed = lock.withLock {
-            storage.expiringCount > 0 || storage.ageLimit != .max || storage.checksDiscardable
+            table.expiringCount > 0 || table.ageLimit != .max || table.checksDiscardable
         }
         guard needed else { return }
-        sweep { storage, slot in storage.staleReason(slot, now: nil) }
+        sweep { table, slot in table.staleReason(slot, now: nil) }
     }
 
     // MARK: - Validation

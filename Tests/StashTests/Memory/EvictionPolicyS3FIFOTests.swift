@@ -16,11 +16,11 @@ import Testing
     }
 
     private func queue(_ cache: MemoryCache<String, Int>) -> AdaptiveFIFOQueue {
-        cache.core.storage.queue as! AdaptiveFIFOQueue
+        cache.core.table.queue as! AdaptiveFIFOQueue
     }
 
     private func slot(_ cache: MemoryCache<String, Int>, _ key: String) -> Int32 {
-        cache.core.storage.find(key, hash: MemoryCacheStorage<String, Int>.hash(key)).slot
+        cache.core.table.find(key, hash: EntryTable<String, Int>.hash(key)).slot
     }
 
     private func useCount(_ cache: MemoryCache<String, Int>, _ key: String) -> Int {
@@ -122,7 +122,7 @@ import Testing
     @Test func theSmallQueueGrowsTowardDenserHits() {
         // countLimit 100: period 400 requests once the cache has evicted; small budget 1.
         let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100, policy: .s3FIFO)
-        let queue = cache.core.storage.queue as! AdaptiveFIFOQueue
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
         for key in 0..<100 { cache.setValue(key, forKey: key) }
         // Each round: a new key (1 request), then 3 hits while it is in the small queue.
         for round in 0..<100 {
@@ -134,7 +134,7 @@ import Testing
         // 300 small-queue hits, none in the main queue: the full step of 3 % of capacity.
         #expect(queue.smallShare == 40)
         // Now only main-queue hits: one full step back down, never below 1 %.
-        let mainKeys = cache.keys.filter { queue.isInMainQueue(cache.core.storage.find($0, hash: MemoryCacheStorage<Int, Int>.hash($0)).slot) }
+        let mainKeys = cache.keys.filter { queue.isInMainQueue(cache.core.table.find($0, hash: EntryTable<Int, Int>.hash($0)).slot) }
         for step in 0..<400 { _ = cache.value(forKey: mainKeys[step % 10]) }
         cache.setValue(0, forKey: 5_001)
         #expect(queue.smallShare == 10)
@@ -143,7 +143,7 @@ import Testing
 
     @Test func aLargeDropInTheBudgetMovesABoundedNumberPerOperation() {
         let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100_000, policy: .s3FIFO)
-        let queue = cache.core.storage.queue as! AdaptiveFIFOQueue
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
         for key in 0..<1_000 { cache.setValue(key, forKey: key) }
         #expect(queue.smallCount == 1_000, "a budget of 1,000 entries")
         cache.countLimit = 2_000  // budget 20; nothing to evict

@@ -26,7 +26,7 @@ import Testing
                 if index % 500 == 0 { _ = cache.removeValue(forKey: key) }
             }
         }
-        let queue = cache.core.storage.queue as! AdaptiveFIFOQueue
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
         #expect(cache.core.lock.withLock { queue.invariantsHold() })
         #expect(cache.count <= 256 && cache.totalCost <= 2_000)
         #expect(cache.core.lock.withLock { queue.smallCount + queue.mainCount } == cache.count)

@@ -78,6 +78,6 @@ import Testing
         blob.discardContentIfPossible()
         #expect(cache.value(forKey: "blob") == nil)
         #expect(recorder.keys(.discarded) == ["blob"])
-        #expect((cache.core.storage.queue as! AdaptiveFIFOQueue).invariantsHold())
+        #expect((cache.core.table.queue as! AdaptiveFIFOQueue).invariantsHold())
     }
 }

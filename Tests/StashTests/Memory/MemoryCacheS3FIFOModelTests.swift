@@ -25,11 +25,11 @@ import Testing
     func matchesTheReferenceAfterEveryOperation(_ setup: Setup) {
         let cache = makeMemoryCache(Int.self, Int.self, countLimit: setup.countLimit, costLimit: setup.costLimit,
                                     policy: .s3FIFO)
-        let queue = cache.core.storage.queue as! AdaptiveFIFOQueue
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
         let events = EvictionRecorder<Int, Int>()
         cache.onEvict = events.callback
         var model = ReferenceAdaptiveFIFO(countLimit: setup.countLimit, costLimit: setup.costLimit,
-                                          fingerprint: { MemoryCacheStorage<Int, Int>.hash($0) })
+                                          fingerprint: { EntryTable<Int, Int>.hash($0) })
         var rng = SeededGenerator(seed: setup.seed)
         var sharesSeen: Set<Int> = []
         var recent: [Int] = []

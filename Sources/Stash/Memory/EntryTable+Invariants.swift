@@ -1,4 +1,4 @@
-extension MemoryCacheStorage {
+extension EntryTable {
     #if DEBUG
     /// Traps unless every structural invariant holds: the bitmap matches the
     /// buckets; every bucket points at a distinct live slot, carries its key's

@@ -1,0 +1,116 @@
+extension EntryTable {
+    // MARK: - Operations
+
+    /// Looks `key` up, counting a hit or a miss. An expired or discarded entry
+    /// is removed and reported as a miss.
+    @inlinable
+    func value(forKey key: Key, hash: UInt32, evicted: inout EvictedEntries<Key, Value>) -> Value? {
+        let (slot, bucket) = find(key, hash: hash)
+        guard slot >= 0 else {
+            misses &+= 1
+            return nil
+        }
+        if let reason = staleReason(slot, now: nil) {
+            remove(slot: slot, bucket: bucket, reason: reason, into: &evicted)
+            misses &+= 1
+            return nil
+        }
+        queue.access(slot)
+        hits &+= 1
+        return entries[Int(slot)].value
+    }
+
+    /// Whether `key` is present and fresh, without counting or touching recency.
+    @inlinable
+    func contains(_ key: Key, hash: UInt32) -> Bool {
+        let slot = find(key, hash: hash).slot
+        return slot >= 0 && staleReason(slot, now: nil) == nil
+    }
+
+    /// Stores `value`, first evicting in policy order until it fits within the limits.
+    ///
+    /// - Parameter ttl: Nanoseconds to live, or nil for no limit of its own.
+    @inlinable
+    func setValue(
+        _ value: Value, forKey key: Key, hash: UInt32, cost: Int, ttl: Int64?, now: Int64,
+        evicted: inout EvictedEntries<Key, Value>
+    ) {
+        var (slot, bucket) = find(key, hash: hash)
+        if let rejection = rejection(cost: cost, ttl: ttl) {
+            if slot >= 0 {
+                remove(slot: slot, bucket: bucket, reason: .replaced, into: &evicted)
+            }
+            evicted.append(key: key, value: value, reason: rejection)
+            return
+        }
+        let expiry = ttl.map { now.addingClamped($0) } ?? .max
+        if slot >= 0 {
+            // Take the old cost out first, so making room never overflows.
+            totalCost -= costs[slot]
+            makeRoom(count: 0, cost: cost, protecting: slot, into: &evicted)
+            let entry = entries + Int(slot)
+            let oldValue = entry.pointee.value
+            entry.pointee.value = value
+            entry.pointee.writeTime = now
+            evicted.append(key: key, value: oldValue, reason: .replaced)
+            totalCost += cost
+            if expiries[slot] != .max { expiringCount -= 1 }
+            if expiry != .max { expiringCount += 1 }
+            costs.set(cost, at: slot, arenaCapacity: entryCapacity)
+            expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
+            queue.overwrite(slot, cost: cost)
+        } else {
+            let countBefore = count
+            queue.willInsert(hash: hash, cost: cost)
+            makeRoom(count: 1, cost: cost, protecting: -1, into: &evicted)
+            let mustGrow = (count + 1) * 4 > (bucketMask + 1) * 3
+            if mustGrow { growIndex() }
+            if mustGrow || count != countBefore {
+                // Growing moves every bucket, and evictions may have shifted some.
+                bucket = find(key, hash: hash).bucket
+            }
+            slot = allocateSlot()
+            (entries + Int(slot)).initialize(to: Entry(key: key, value: value, writeTime: now))
+            costs.set(cost, at: slot, arenaCapacity: entryCapacity)
+            expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
+            setBucket(bucket, to: UInt64(hash) << 32 | UInt64(UInt32(slot &+ 1)))
+            count += 1
+            totalCost += cost
+            if expiry != .max { expiringCount += 1 }
+            queue.insert(slot, hash: hash, cost: cost)
+        }
+    }
+
+    /// Removes `key`'s entry, reporting it with `reason`. Returns its value.
+    @inlinable
+    func removeValue(
+        forKey key: Key, hash: UInt32, reason: EvictionReason, evicted: inout EvictedEntries<Key, Value>
+    ) -> Value? {
+        let (slot, bucket) = find(key, hash: hash)
+        guard slot >= 0 else { return nil }
+        let stale = staleReason(slot, now: nil)
+        let value = entries[Int(slot)].value
+        remove(slot: slot, bucket: bucket, reason: stale ?? reason, into: &evicted)
+        return stale == nil ? value : nil
+    }
+
+    /// Takes the entry at `slot` out of the index, the queue and the arena.
+    @inlinable
+    func remove(slot: Int32, bucket: Int, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
+        let hash = UInt32(truncatingIfNeeded: buckets[bucket] >> 32)
+        clearBucket(bucket)
+        queue.remove(slot, hash: hash, isEviction: reason == .countLimit || reason == .costLimit)
+        let entry = (entries + Int(slot)).move()
+        freeSlots.append(slot)
+        count -= 1
+        totalCost -= costs[slot]
+        if expiries[slot] != .max { expiringCount -= 1 }
+        if reason.isEviction { evictions &+= 1 }
+        evicted.append(key: entry.key, value: entry.value, reason: reason)
+    }
+
+    @inlinable
+    func remove(slot: Int32, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
+        remove(slot: slot, bucket: bucket(ofSlot: slot), reason: reason, into: &evicted)
+    }
+}

@@ -1,0 +1,114 @@
+/// The engine of ``MemoryCache``: a hash index over an arena of entries, plus
+/// an ``EvictionQueue``. Not thread-safe: ``MemoryCacheCore`` calls it with its
+/// lock held.
+///
+/// Layout, chosen for O(1) operations, no reference counting per link, and a
+/// small footprint per entry:
+/// - `entries` is an arena of ``MemoryEntry`` slots. Freed slots go on a free
+///   list and are reused; the arena doubles when full and never shrinks
+///   (``removeAll(reason:)`` hands the whole arena away).
+/// - `buckets` is an open-addressing hash index with linear probing. Each
+///   bucket is one `UInt64`: the key's 32-bit hash in the high half and
+///   slot + 1 in the low half (0 means empty). The hash tag lets a probe skip
+///   most non-matching entries without touching the arena, and lets the index
+///   grow, and delete by backward shift, without hashing any key again.
+///   The index stays at most 3/4 full.
+/// - `costs` and `expiries` hold each entry's cost and time-to-live deadline
+///   in columns allocated only when the first entry has a cost other than 0
+///   or a time to live: a cache that uses neither pays nothing for them.
+/// - `occupied` has one bit per bucket. A lookup reads its home bucket's bit
+///   first: most misses end there, in a bitmap small enough to stay in the CPU
+///   cache (64 KiB for 500,000 buckets), without touching the bucket array.
+/// - The queue keeps its own per-slot links (see ``SlotLinks``).
+///
+/// Every method is O(1) unless its comment says otherwise.
+@usableFromInline
+final class EntryTable<Key: Hashable, Value> {
+    @usableFromInline typealias Entry = MemoryEntry<Key, Value>
+
+    // Why the memory engine marks stored properties `@exclusivity(unchecked)`,
+    // written once here; every other use points to this comment.
+    //
+    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
+    // touched with the owning cache's lock held, one operation at a time, and
+    // no method holds two overlapping accesses to one property. The runtime's
+    // dynamic exclusivity checks on class properties cost about half of a
+    // lookup's instructions here (measured with callgrind), for no protection
+    // the lock does not already give. The same holds for the core's two
+    // properties read on every eviction and for the eviction queues' state.
+
+    // MARK: Arena
+    @exclusivity(unchecked) @usableFromInline var entries: UnsafeMutablePointer<Entry>
+    @exclusivity(unchecked) @usableFromInline var entryCapacity: Int
+    /// Slots `0..<handedOut` have been used; those not live are in `freeSlots`.
+    @exclusivity(unchecked) @usableFromInline var handedOut: Int
+    @exclusivity(unchecked) @usableFromInline var freeSlots: [Int32]
+
+    // MARK: Index
+    @exclusivity(unchecked) @usableFromInline var buckets: UnsafeMutablePointer<UInt64>
+    @exclusivity(unchecked) @usableFromInline var bucketMask: Int
+    /// One bit per bucket, set while the bucket is in use.
+    @exclusivity(unchecked) @usableFromInline var occupied: UnsafeMutablePointer<UInt64>
+
+    /// Each slot's cost; 0 until a cost is stored.
+    @exclusivity(unchecked) @usableFromInline var costs = SlotColumn<Int>(defaultValue: 0)
+    /// Each slot's time-to-live deadline; `Int64.max` (never) until a TTL is stored.
+    @exclusivity(unchecked) @usableFromInline var expiries = SlotColumn<Int64>(defaultValue: .max)
+
+    // MARK: Policy
+    @usableFromInline let queue: any EvictionQueue
+
+    // MARK: Accounting
+    @exclusivity(unchecked) @usableFromInline var count: Int = 0
+    @exclusivity(unchecked) @usableFromInline var totalCost: Int = 0
+    /// How many entries have a time to live, so the background sweep can skip
+    /// caches where nothing can expire.
+    @exclusivity(unchecked) @usableFromInline var expiringCount: Int = 0
+
+    // MARK: Limits (always >= 0; ageLimit is Int64.max when there is none)
+    @exclusivity(unchecked) @usableFromInline var countLimit: Int
+    @exclusivity(unchecked) @usableFromInline var costLimit: Int
+    @exclusivity(unchecked) @usableFromInline var ageLimit: Int64
+
+    // MARK: Statistics
+    @exclusivity(unchecked) @usableFromInline var hits: Int = 0
+    @exclusivity(unchecked) @usableFromInline var misses: Int = 0
+    @exclusivity(unchecked) @usableFromInline var evictions: Int = 0
+
+    @usableFromInline let clock: any CacheClock
+    /// Whether values can be ``DiscardableContent``, decided once from `Value`'s static type.
+    @usableFromInline let checksDiscardable: Bool
+
+    static var initialBucketCount: Int { 16 }
+
+    init(policy: EvictionPolicy, countLimit: Int, costLimit: Int, ageLimit: Int64, clock: any CacheClock) {
+        self.queue = policy.makeQueue()
+        queue.setLimits(countLimit: countLimit, costLimit: costLimit)
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+        self.ageLimit = ageLimit
+        self.clock = clock
+        self.checksDiscardable = Value.self is any DiscardableContent.Type
+        (entries, entryCapacity, handedOut, freeSlots) = (.allocate(capacity: 0), 0, 0, [])
+        (buckets, occupied, bucketMask) = Self.emptyIndex(bucketCount: Self.initialBucketCount)
+    }
+
+    /// A new, empty index of `bucketCount` buckets (a power of two) and its bitmap.
+    static func emptyIndex(bucketCount: Int) -> (
+        buckets: UnsafeMutablePointer<UInt64>, occupied: UnsafeMutablePointer<UInt64>, mask: Int
+    ) {
+        let buckets = UnsafeMutablePointer<UInt64>.allocate(capacity: bucketCount)
+        buckets.initialize(repeating: 0, count: bucketCount)
+        let words = Swift.max(bucketCount / 64, 1)
+        let occupied = UnsafeMutablePointer<UInt64>.allocate(capacity: words)
+        occupied.initialize(repeating: 0, count: words)
+        return (buckets, occupied, bucketCount - 1)
+    }
+
+    deinit {
+        occupied.deallocate()
+        costs.removeAll()
+        expiries.removeAll()
+        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count).release()
+    }
+}
