@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .library(name: "Stash", targets: ["Stash"]),
         .executable(name: "stash", targets: ["StashCLI"]),
+        .library(name: "StashHTTP", targets: ["StashHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
@@ -45,6 +47,19 @@ let package = Package(
         .target(
             name: "StressSupport",
             path: "Tests/StressSupport"
+        ),
+        // The RFC 9111 HTTP cache: the policy and the store. HTTPTypes only, no SwiftNIO.
+        .target(
+            name: "StashHTTP",
+            dependencies: [
+                "Stash",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StashHTTPTests",
+            dependencies: ["StashHTTP", "Stash", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "StashTests",

@@ -43,12 +43,16 @@ struct MemoryEntry<Key, Value> {
 final class MemoryCacheStorage<Key: Hashable, Value> {
     @usableFromInline typealias Entry = MemoryEntry<Key, Value>
 
+    // Why the memory engine marks stored properties `@exclusivity(unchecked)`,
+    // written once here; every other use points to this comment.
+    //
     // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
     // touched with the owning cache's lock held, one operation at a time, and
     // no method holds two overlapping accesses to one property. The runtime's
     // dynamic exclusivity checks on class properties cost about half of a
     // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // the lock does not already give. The same holds for the core's two
+    // properties read on every eviction and for the eviction queues' state.
 
     // MARK: Arena
     @exclusivity(unchecked) @usableFromInline var entries: UnsafeMutablePointer<Entry>
@@ -122,7 +126,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         occupied.deallocate()
         costs.removeAll()
         expiries.removeAll()
-        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1).release()
+        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count).release()
     }
 
     @inlinable
@@ -233,10 +237,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     @usableFromInline
     func growArena() {
         let newCapacity = Swift.max(8, entryCapacity * 2)
-        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
-        grown.moveInitialize(from: entries, count: handedOut)
-        entries.deallocate()
-        entries = grown
+        entries = entries.movedToNewBuffer(count: handedOut, capacity: newCapacity)
         entryCapacity = newCapacity
         costs.grow(to: newCapacity)
         expiries.grow(to: newCapacity)
@@ -260,6 +261,12 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     @inlinable
     func isExpired(_ slot: Int32, now: Int64) -> Bool {
         now >= expiries[slot] || (ageLimit != .max && now &- entries[Int(slot)].writeTime >= ageLimit)
+    }
+
+    /// How long before `now` the entry at `slot` was last written.
+    @inlinable
+    func age(of slot: Int32, now: Int64) -> Int64 {
+        now &- entries[Int(slot)].writeTime
     }
 
     /// Whether the entry may have expired, so the clock must be read.
@@ -489,7 +496,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Hands every entry to a ``DetachedEntries`` and starts empty, in O(1):
     /// the caller releases the old entries after unlocking.
     func detachAll() -> DetachedEntries<Key, Value> {
-        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1)
+        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count)
         occupied.deallocate()
         (entries, entryCapacity, handedOut, freeSlots) = (.allocate(capacity: 0), 0, 0, [])
         (buckets, occupied, bucketMask) = Self.emptyIndex(bucketCount: Self.initialBucketCount)
@@ -528,16 +535,18 @@ final class DetachedEntries<Key, Value>: @unchecked Sendable {
     private var entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>
     private var buckets: UnsafeMutablePointer<UInt64>
     private var bucketCount: Int
+    /// How many entries were detached: the table's count at that moment, so
+    /// that reading it under the lock is O(1).
+    let count: Int
 
-    init(entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>, bucketCount: Int) {
+    init(
+        entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>,
+        bucketCount: Int, count: Int
+    ) {
         self.entries = entries
         self.buckets = buckets
         self.bucketCount = bucketCount
-    }
-
-    /// How many entries were detached. O(buckets).
-    var count: Int {
-        (0..<bucketCount).reduce(0) { $0 + (buckets[$1] == 0 ? 0 : 1) }
+        self.count = count
     }
 
     /// Calls `body` with every detached entry.

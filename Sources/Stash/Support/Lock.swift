@@ -16,15 +16,17 @@ import Darwin
 ///
 /// - Important: Not recursive. Never call back into code that takes the same
 ///   lock from inside ``withLock(_:)``.
+///
+/// `package` so the package's other modules (StashHTTP) share this lock instead of a copy.
 @usableFromInline
-final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     // @unchecked Sendable: the only state is the pthread mutex, which exists to be
     // shared between threads; it is initialised once and never reassigned.
     @usableFromInline
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     @usableFromInline
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
@@ -45,14 +47,14 @@ final class Lock: @unchecked Sendable {
 
     /// Blocks until the lock is acquired.
     @inlinable
-    func lock() {
+    package func lock() {
         let result = pthread_mutex_lock(mutex)
         assert(result == 0, "pthread_mutex_lock failed: \(result)")
     }
 
     /// Releases the lock. Must be called by the thread that holds it.
     @inlinable
-    func unlock() {
+    package func unlock() {
         let result = pthread_mutex_unlock(mutex)
         assert(result == 0, "pthread_mutex_unlock failed: \(result)")
     }
@@ -61,7 +63,7 @@ final class Lock: @unchecked Sendable {
     ///
     /// - Complexity: O(1) plus the cost of `body`. Blocks while another thread holds the lock.
     @inlinable
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()
         defer { unlock() }
         return try body()

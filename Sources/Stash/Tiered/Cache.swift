@@ -88,8 +88,8 @@ public final class Cache<Value: Sendable>: Sendable {
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         let disk = try DiskCache<Value>(directory: path, codec: codec, sizeLimit: diskSizeLimit, logger: logger)
-        let memory = MemoryCache<String, Value>(
-            name: path, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger)
+        let memory = MemoryCache<String, Value>(configuration: .init(
+            name: path, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
         try self.init(memory: memory, disk: disk)
     }
 

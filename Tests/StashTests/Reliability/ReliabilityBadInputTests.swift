@@ -57,7 +57,7 @@ import Testing
     @Test func oddKeysWorkInMemoryAndInTheTieredCache() throws {
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
-        let memory = MemoryCache<String, Int>(autoTrimInterval: nil)
+        let memory = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil))
         for (index, key) in Self.oddKeys.enumerated() { memory.setValue(index, forKey: key) }
         for (index, key) in Self.oddKeys.enumerated() { #expect(memory.value(forKey: key) == index) }
         #expect(memory.count == Self.oddKeys.count)
@@ -66,7 +66,7 @@ import Testing
         #expect(memory.value(forKey: "") == -1)
 
         let cache = try Cache<Data>(
-            memory: MemoryCache<String, Data>(countLimit: 5, autoTrimInterval: nil),
+            memory: MemoryCache<String, Data>(configuration: .init(countLimit: 5, autoTrimInterval: nil)),
             disk: Self.disk(directory))
         for (index, key) in Self.oddKeys.enumerated() {
             try cache.setValue(StressValue.make(key: key, seq: UInt64(index), length: 500), forKey: key)
@@ -80,8 +80,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
         let disk = try Self.disk(directory)
-        let cache = try Cache<Data>(memory: MemoryCache<String, Data>(autoTrimInterval: nil), disk: Self.disk(directory, "tiered"))
-        let memoryOnly = try Cache<Data>(memory: MemoryCache<String, Data>(autoTrimInterval: nil), disk: nil)
+        let cache = try Cache<Data>(memory: MemoryCache<String, Data>(configuration: .init(autoTrimInterval: nil)), disk: Self.disk(directory, "tiered"))
+        let memoryOnly = try Cache<Data>(memory: MemoryCache<String, Data>(configuration: .init(autoTrimInterval: nil)), disk: nil)
         let attempts: [(String, () throws(StashError) -> Void)] = [
             ("DiskCache.setValue", { () throws(StashError) in try disk.setValue(Data([1]), forKey: "") }),
             ("DiskCache.value", { () throws(StashError) in _ = try disk.value(forKey: "") }),
@@ -126,7 +126,7 @@ import Testing
         }
         #expect(keys.map { Array($0.utf8) } == [[0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD, 0x41]])
 
-        let memory = MemoryCache<String, Int>(autoTrimInterval: nil)
+        let memory = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil))
         memory.setValue(1, forKey: first)
         #expect(memory.value(forKey: second) == 1)
     }
@@ -148,7 +148,7 @@ import Testing
         #expect(try disk.totalCount == 1)
         #expect(try disk.removeValue(forKey: precomposed))
         #expect(try !disk.contains(decomposed))
-        let memory = MemoryCache<String, Int>(autoTrimInterval: nil)
+        let memory = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil))
         memory.setValue(1, forKey: precomposed)
         memory.setValue(2, forKey: decomposed)
         #expect(memory.count == 1 && memory.value(forKey: precomposed) == 2)
@@ -168,7 +168,7 @@ import Testing
         cache.close()
         let reopened = try Self.disk(directory, storage: kind)
         #expect(try reopened.value(forKey: "empty") == Data())
-        let tiered = try Cache<Data>(memory: MemoryCache<String, Data>(autoTrimInterval: nil), disk: reopened)
+        let tiered = try Cache<Data>(memory: MemoryCache<String, Data>(configuration: .init(autoTrimInterval: nil)), disk: reopened)
         try tiered.setValue(Data(), forKey: "also-empty")
         #expect(try tiered.value(forKey: "also-empty") == Data())
         reopened.close()
@@ -192,14 +192,14 @@ import Testing
 
         // The tiered cache: the error comes through, memory drops the key, disk
         // keeps the old value, so a read returns the old value.
-        let tiered = try Cache<Data>(memory: MemoryCache<String, Data>(autoTrimInterval: nil), disk: cache)
+        let tiered = try Cache<Data>(memory: MemoryCache<String, Data>(configuration: .init(autoTrimInterval: nil)), disk: cache)
         try tiered.setValue(Data(count: 100), forKey: "tiered")
         #expect(throws: StashError.self) { try tiered.setValue(Data(count: 20_000), forKey: "tiered") }
         #expect(tiered.memory?.contains("tiered") == false)
         #expect(try tiered.value(forKey: "tiered") == Data(count: 100))
 
         // Memory: a cost over the cost limit is not stored, and the old value leaves.
-        let memory = MemoryCache<String, Int>(costLimit: 10, autoTrimInterval: nil)
+        let memory = MemoryCache<String, Int>(configuration: .init(costLimit: 10, autoTrimInterval: nil))
         memory.setValue(1, forKey: "key", cost: 5)
         memory.setValue(2, forKey: "key", cost: 11)
         #expect(memory.value(forKey: "key") == nil)
@@ -210,14 +210,14 @@ import Testing
 
     @Test func negativeCostsAndLimitsInMemory() {
         let log = LogRecorder()
-        let cache = MemoryCache<String, Int>(countLimit: -1, costLimit: -5, autoTrimInterval: nil, logger: log.logger)
+        let cache = MemoryCache<String, Int>(configuration: .init(countLimit: -1, costLimit: -5, autoTrimInterval: nil, logger: log.logger))
         #expect(cache.countLimit == 0 && cache.costLimit == 0)
         #expect(log.contains(level: .warning, "countLimit -1 is negative; using 0"))
         #expect(log.contains(level: .warning, "costLimit -5 is negative; using 0"))
         cache.setValue(1, forKey: "a")
         #expect(cache.count == 0, "a count limit of 0 stores nothing")
 
-        let costs = MemoryCache<String, Int>(costLimit: 100, autoTrimInterval: nil, logger: log.logger)
+        let costs = MemoryCache<String, Int>(configuration: .init(costLimit: 100, autoTrimInterval: nil, logger: log.logger))
         costs.setValue(1, forKey: "negative", cost: -50)
         #expect(costs.value(forKey: "negative") == 1)
         #expect(costs.totalCost == 0, "a negative cost counts as 0")

@@ -25,20 +25,18 @@ import Testing
     }
 
     /// Records violations from any thread.
-    final class Violations: @unchecked Sendable {
-        // @unchecked Sendable: `list` is only touched with `lock` held.
-        private let lock = Lock()
-        private var list: [String] = []
-        private(set) var count = 0
+    final class Violations: Sendable {
+        private let state = LockedValue((count: 0, first: [String]()))
 
         func record(_ text: String) {
-            lock.withLock {
-                count += 1
-                if list.count < 10 { list.append(text) }
+            state.withLock {
+                $0.count += 1
+                if $0.first.count < 10 { $0.first.append(text) }
             }
         }
 
-        var first: [String] { lock.withLock { list } }
+        var count: Int { state.withLock { $0.count } }
+        var first: [String] { state.withLock { $0.first } }
     }
 
     @Test(.timeLimit(.minutes(Reliability.minutes(5))))
@@ -48,9 +46,9 @@ import Testing
         // A manual clock, advanced by thread 0, so that what has expired at the end
         // does not depend on timing.
         let clock = ManualClock()
-        let cache = MemoryCache<Int, Int>(
+        let cache = MemoryCache<Int, Int>(configuration: .init(
             countLimit: countLimit, costLimit: costLimit, autoTrimInterval: .milliseconds(5),
-            releasesValuesInBackground: true, clock: clock)
+            releasesValuesInBackground: true, clock: clock))
         let violations = Violations()
         let start = ContinuousClock.now
         await onThreads(Self.threads) { thread in
@@ -187,7 +185,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
         let path = directory.appending("cache")
-        let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
+        let memory = MemoryCache<String, Data>(configuration: .init(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5)))
         let disk = try DiskCache<Data>(
             directory: path, storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50))
         let cache = try Cache<Data>(memory: memory, disk: disk)

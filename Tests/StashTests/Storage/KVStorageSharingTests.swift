@@ -242,16 +242,14 @@ extension KVStorageSharingTests {
 }
 
 /// A thread-safe list of strings, for collecting failures from several threads.
-final class LockedList: @unchecked Sendable {
-    // @unchecked Sendable: `storage` is only read or written with `lock` held.
-    private let lock = Lock()
-    private var storage: [String] = []
+final class LockedList: Sendable {
+    private let storage = LockedValue<[String]>([])
 
     func append(_ item: String) {
-        lock.withLock { storage.append(item) }
+        storage.withLock { $0.append(item) }
     }
 
     var items: [String] {
-        lock.withLock { storage }
+        storage.withLock { $0 }
     }
 }

@@ -118,7 +118,7 @@ import Testing
     @Test func concurrentWritesAndPromotionsNeverLeaveMemoryStale() throws {
         let directory = try TemporaryDirectory()
         let cache = try Cache<String>(
-            memory: MemoryCache<String, String>(autoTrimInterval: nil),
+            memory: MemoryCache<String, String>(configuration: .init(autoTrimInterval: nil)),
             disk: DiskCache<String>(directory: directory.path, codec: .string, autoTrimInterval: nil))
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for i in 0..<200 {

@@ -50,7 +50,7 @@ import Testing
     @Test func eightThreadsOnOneTieredCacheKeepTheTiersInAgreement() throws {
         let directory = try TemporaryDirectory()
         let cache = try Cache<String>(
-            memory: MemoryCache<String, String>(countLimit: 50, autoTrimInterval: nil),
+            memory: MemoryCache<String, String>(configuration: .init(countLimit: 50, autoTrimInterval: nil)),
             disk: DiskCache<String>(directory: directory.path, codec: .string, autoTrimInterval: nil))
         let failures = EvictionRecorder<String, String>()
         DispatchQueue.concurrentPerform(iterations: 8) { thread in

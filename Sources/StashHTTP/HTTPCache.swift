@@ -1,0 +1,101 @@
+import HTTPTypes
+import Stash
+
+/// An HTTP response cache with RFC 9111 semantics, on Stash's memory and disk tiers.
+///
+/// Give it each request and a closure that asks the origin; it answers from the
+/// store when RFC 9111 (and the request's ``HTTPCachePolicy``) allows, asks the
+/// origin otherwise (conditionally when it holds a validator), and stores what
+/// may be stored.
+///
+/// ```swift
+/// let cache = try HTTPCache(configuration: .init(mode: .private))
+/// let result = try await cache.response(for: request) { request, body in
+///     try await client.send(request, body)   // your HTTP client
+/// }
+/// print(result.outcome)   // hit, miss, revalidated, stale or bypass
+/// ```
+///
+/// ## What is stored
+/// Responses to GET and HEAD that RFC 9111 §3 lets a cache store, with the
+/// chosen ``HTTPCacheMode``'s rules, whose body arrived whole and is at most
+/// ``Configuration/maximumEntrySize``. Keys are the method and the normalised
+/// URL (scheme, authority, path and query), with the `Vary` variants under it.
+/// See the "HTTP caching" article for every rule and the choices made where the
+/// RFC leaves room.
+///
+/// ## Thread safety
+/// Every member may be called from any task. Concurrent misses and
+/// revalidations of one key share a single origin request: the first caller
+/// asks the origin, the others wait for it and are answered from the store (or
+/// ask the origin themselves when its response could not serve them).
+public final class HTTPCache: Sendable {
+    let engine: HTTPCacheEngine
+
+    /// Creates a cache, opening its disk tier when ``Configuration/directory`` is set.
+    ///
+    /// - Parameter configuration: The settings. Defaults to a private, memory-only cache.
+    /// - Throws: ``StashError``: ``StashError/Code/invalidArgument`` for a negative limit,
+    ///   or the disk tier's errors (``StashError/Code/directoryUnusable``, ...).
+    /// - Complexity: O(1). Blocks on disk I/O when opening the disk tier.
+    public init(configuration: Configuration = Configuration()) throws(StashError) {
+        engine = try HTTPCacheEngine(configuration: configuration)
+    }
+
+    /// The configuration given at initialisation.
+    public var configuration: Configuration { engine.configuration }
+
+    /// Answers `request` from the store or through `origin`, storing what RFC 9111 allows.
+    ///
+    /// `origin` is called at most once per call, and not at all on a fresh hit;
+    /// concurrent misses and revalidations for one key share one origin call. A
+    /// stored response carries `Age` (and `Cache-Status` when configured); `Date` is
+    /// never rewritten. When the request is conditional and the stored response
+    /// satisfies it, the answer is a `304 Not Modified`.
+    ///
+    /// - Parameters:
+    ///   - request: The request. Its scheme, authority, path and query make the key.
+    ///   - body: The request's body, passed to `origin` (used by unsafe methods). Defaults to `nil`.
+    ///   - policy: How this request uses the cache. Defaults to ``HTTPCachePolicy/useProtocolPolicy``.
+    ///   - origin: Sends a request to the origin and returns its response and body; throws when the
+    ///     origin cannot be reached or times out.
+    /// - Returns: The response, its body and how it was produced. An `only-if-cached` or
+    ///   ``HTTPCachePolicy/returnStoredDontLoad`` miss is a `504 Gateway Timeout` with outcome ``HTTPCacheOutcome/miss``.
+    /// - Throws: What `origin` throws, unless a stale response may be served instead (`stale-if-error`).
+    /// - Complexity: A fresh memory hit is O(fields) and does not block or suspend; a disk hit blocks
+    ///   on disk I/O off the cooperative pool; a miss waits for the origin and, for a stored body,
+    ///   reads it whole.
+    public func response(
+        for request: HTTPRequest,
+        body: HTTPBody? = nil,
+        policy: HTTPCachePolicy = .useProtocolPolicy,
+        origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+    ) async throws -> HTTPCacheResponse {
+        try await engine.response(for: request, body: body, policy: policy, origin: origin)
+    }
+
+    /// Removes every stored response from both tiers.
+    ///
+    /// - Throws: ``StashError`` when the disk tier fails.
+    /// - Complexity: O(n). Blocks on disk I/O off the cooperative pool.
+    public func removeAll() async throws {
+        try await engine.removeAll()
+    }
+
+    /// Removes the stored responses (every variant, GET and HEAD) for one URL.
+    ///
+    /// - Parameter request: A request for the URL; its method and fields are ignored.
+    /// - Throws: ``StashError`` when the disk tier fails.
+    /// - Complexity: O(1) plus a disk transaction. Thread-safe.
+    public func removeResponses(for request: HTTPRequest) async throws {
+        try await engine.invalidate(scheme: request.scheme, authority: request.authority, path: request.path ?? "/")
+    }
+
+    /// Writes pending state and closes the disk tier. Later calls still answer from memory and
+    /// the origin, without the disk tier.
+    ///
+    /// - Complexity: Blocks on disk I/O.
+    public func close() {
+        engine.close()
+    }
+}

@@ -1,0 +1,198 @@
+import HTTPTypes
+
+/// The RFC 9111 rules as pure functions of (request, stored response, now): no I/O,
+/// no clock, no state. ``HTTPCache`` applies them; tests call them directly.
+///
+/// Times are nanoseconds since the Unix epoch; freshness lifetimes and ages are
+/// computed in nanoseconds and sent in whole seconds.
+struct HTTPCacheRules: Sendable {
+    /// Private or shared.
+    var mode: HTTPCacheMode
+    /// The longest heuristic freshness lifetime, in seconds.
+    var heuristicCap: Int64
+
+    /// Statuses that may be cached heuristically (RFC 9110 §15.1).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// Statuses this cache understands, for `must-understand` (RFC 9111 §5.2.2.3).
+    static let understood: Set<Int> = heuristicallyCacheable.union([302, 303, 307])
+    /// Hop-by-hop fields (RFC 9110 §7.6.1) and proxy credentials, never stored.
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
+        "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
+    ]
+
+    /// What the cache may do with a stored response for a request.
+    enum Decision: Equatable {
+        /// Serve it: it is fresh enough for the request.
+        case fresh
+        /// Serve it although stale: the request's `max-stale` allows it.
+        case staleAllowed
+        /// Serve it stale, and revalidate in the background (`stale-while-revalidate`).
+        case staleWhileRevalidate
+        /// Ask the origin first (conditionally when the response has a validator).
+        case validate
+    }
+
+    // MARK: - Storing
+
+    /// Whether `response` to `request` may be stored (RFC 9111 §3), and is worth storing:
+    /// it has a freshness lifetime, a validator or a stale-serving extension.
+    ///
+    /// - Complexity: O(n) in the number of header fields.
+    func isStorable(_ response: StoredResponse, for request: HTTPRequest) -> Bool {
+        guard request.method == .get || request.method == .head else { return false }
+        let code = response.status.code
+        guard code >= 200, code != 206, code != 304 else { return false }
+        let requestCC = CacheControl(lines: request.headerFields[values: .cacheControl])
+        if requestCC.contains("no-store") { return false }
+        let cc = response.cacheControl
+        if cc.contains("no-store") {
+            guard cc.contains("must-understand"), Self.understood.contains(code) else { return false }
+        }
+        if cc.contains("must-understand"), !Self.understood.contains(code) { return false }
+        if mode.isShared, cc.contains("private") { return false }
+        if mode.isShared, request.headerFields[.authorization] != nil,
+           !(cc.contains("public") || cc.contains("s-maxage") || cc.contains("must-revalidate")) {
+            return false
+        }
+        guard let varyNames = Self.varyNames(response.fields), !varyNames.contains("*") else { return false }
+        let explicit = cc.contains("public") || (!mode.isShared && cc.contains("private"))
+            || response.expires != .absent || cc.contains("max-age") || (mode.isShared && cc.contains("s-maxage"))
+        guard explicit || Self.heuristicallyCacheable.contains(code) else { return false }
+        let useful = freshnessLifetime(response) > 0 || response.etag != nil || response.lastModified != nil
+            || cc.contains("stale-while-revalidate") || cc.contains("stale-if-error")
+        return useful
+    }
+
+    /// `fields` without hop-by-hop fields and without the fields `Connection` names (RFC 9111 §3.1).
+    ///
+    /// - Complexity: O(n) in the number of fields.
+    static func storableFields(of fields: HTTPFields) -> HTTPFields {
+        var named = Set<String>()
+        for line in fields[values: .connection] {
+            for member in line.split(separator: ",") { named.insert(member.trimmingSpaces.lowercased()) }
+        }
+        var result = HTTPFields()
+        for field in fields {
+            let name = field.name.canonicalName
+            if hopByHop.contains(name) || named.contains(name) { continue }
+            result.append(field)
+        }
+        return result
+    }
+
+    // MARK: - Freshness and age
+
+    /// The freshness lifetime in nanoseconds (RFC 9111 §4.2.1): `s-maxage` (shared mode),
+    /// then `max-age`, then `Expires` − `Date`, then the heuristic.
+    func freshnessLifetime(_ response: StoredResponse) -> Int64 {
+        let cc = response.cacheControl
+        if mode.isShared, let sMaxAge = cc.seconds("s-maxage") { return sMaxAge * 1_000_000_000 }
+        if let maxAge = cc.seconds("max-age") { return maxAge * 1_000_000_000 }
+        let dateSeconds = response.date ?? response.responseTime / 1_000_000_000
+        switch response.expires {
+        case .invalid: return 0
+        case .at(let expires):
+            // Clamped like any delta-seconds (RFC 9111 §1.2.2), so a far-future Expires
+            // (year 9999) cannot overflow the conversion to nanoseconds.
+            let seconds = min(max(0, expires - dateSeconds), CacheControl.maximumDeltaSeconds)
+            return seconds * 1_000_000_000
+        case .absent: break
+        }
+        guard Self.heuristicallyCacheable.contains(response.status.code) || cc.contains("public"),
+              let lastModified = response.lastModified, dateSeconds > lastModified
+        else { return 0 }
+        // RFC 9111 §4.2.2: a fraction of the time since the last modification; 10 % is typical.
+        return min((dateSeconds - lastModified) / 10, heuristicCap) * 1_000_000_000
+    }
+
+    /// The current age in nanoseconds (RFC 9111 §4.2.3).
+    func currentAge(_ response: StoredResponse, now: Int64) -> Int64 {
+        let dateNanos = (response.date ?? response.responseTime / 1_000_000_000).multipliedClamped(by: 1_000_000_000)
+        let apparentAge = max(0, response.responseTime - dateNanos)
+        let responseDelay = max(0, response.responseTime - response.requestTime)
+        let correctedAgeValue = response.ageValue * 1_000_000_000 + responseDelay
+        let correctedInitialAge = max(apparentAge, correctedAgeValue)
+        let residentTime = max(0, now - response.responseTime)
+        return correctedInitialAge + residentTime
+    }
+
+    /// Whether the response forbids serving it stale (RFC 9111 §5.2.2.2, §5.2.2.8, §5.2.2.10).
+    func forbidsStale(_ response: StoredResponse) -> Bool {
+        let cc = response.cacheControl
+        return cc.contains("must-revalidate") || cc.contains("no-cache")
+            || (mode.isShared && (cc.contains("proxy-revalidate") || cc.contains("s-maxage")))
+    }
+
+    // MARK: - Reuse
+
+    /// What the cache may do with `response` for `request` at `now`, under the protocol's rules.
+    ///
+    /// - Complexity: O(n) in the request's `Cache-Control` length.
+    func decision(for request: HTTPRequest, stored response: StoredResponse, now: Int64) -> Decision {
+        let requestCC = Self.requestCacheControl(request)
+        if requestCC.contains("no-cache") || response.cacheControl.contains("no-cache") { return .validate }
+        let age = currentAge(response, now: now)
+        let lifetime = freshnessLifetime(response)
+        var fresh = lifetime > age
+        if let maxAge = requestCC.seconds("max-age"), age > maxAge * 1_000_000_000 { fresh = false }
+        if let minFresh = requestCC.seconds("min-fresh"), lifetime - age < minFresh * 1_000_000_000 { fresh = false }
+        if fresh { return .fresh }
+        if forbidsStale(response) { return .validate }
+        let staleness = age - lifetime
+        if requestCC.contains("max-stale") {
+            let maxStale = requestCC.value("max-stale") == nil ? Int64.max : requestCC.seconds("max-stale")!
+            if maxStale == .max || staleness <= maxStale * 1_000_000_000 { return .staleAllowed }
+        }
+        if let window = response.cacheControl.seconds("stale-while-revalidate"), staleness <= window * 1_000_000_000 {
+            return .staleWhileRevalidate
+        }
+        return .validate
+    }
+
+    /// Whether a stale `response` may be served because the origin failed (RFC 5861 `stale-if-error`,
+    /// from the response or the request).
+    func mayServeStaleOnError(_ response: StoredResponse, for request: HTTPRequest, now: Int64) -> Bool {
+        if forbidsStale(response) { return false }
+        let staleness = currentAge(response, now: now) - freshnessLifetime(response)
+        if staleness <= 0 { return true }
+        let window = max(
+            response.cacheControl.seconds("stale-if-error") ?? -1,
+            Self.requestCacheControl(request).seconds("stale-if-error") ?? -1)
+        return window >= 0 && staleness <= window * 1_000_000_000
+    }
+
+    /// The request's `Cache-Control`, or `no-cache` when it has none and `Pragma` says
+    /// `no-cache` (RFC 9111 §5.4); other `Pragma` values are ignored.
+    static func requestCacheControl(_ request: HTTPRequest) -> CacheControl {
+        let lines = request.headerFields[values: .cacheControl]
+        if !lines.isEmpty { return CacheControl(lines: lines) }
+        let pragma = request.headerFields[values: .pragmaField]
+        if !pragma.isEmpty, CacheControl(lines: pragma).contains("no-cache") { return CacheControl(lines: ["no-cache"]) }
+        return CacheControl(lines: [])
+    }
+
+    // MARK: - Responses built from a stored one
+
+    /// The stored response as sent to a client: its fields with `Age` set to the current age in seconds.
+    /// `Date` is left as the origin sent it.
+    func servedFields(_ response: StoredResponse, now: Int64) -> HTTPFields {
+        var fields = response.fields
+        fields[.age] = String(currentAge(response, now: now) / 1_000_000_000)
+        return fields
+    }
+}
+
+extension Int64 {
+    /// `self * other`, saturating instead of trapping.
+    func multipliedClamped(by other: Int64) -> Int64 {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        if overflow { return (self < 0) != (other < 0) ? .min : .max }
+        return product
+    }
+}
+
+extension HTTPField.Name {
+    /// `Pragma` (RFC 9111 §5.4), which HTTPTypes does not name.
+    static let pragmaField = HTTPField.Name("Pragma")!
+}

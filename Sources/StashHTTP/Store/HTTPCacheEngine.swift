@@ -1,0 +1,442 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+import Logging
+import Stash
+
+/// The engine behind ``HTTPCache``: applies ``HTTPCacheRules`` to the tiers and the origin.
+final class HTTPCacheEngine: @unchecked Sendable {
+    // @unchecked Sendable: the tiers are thread-safe; `inFlight`, `background` and
+    // `closed` are only touched with `lock` held; everything else is immutable.
+    let configuration: HTTPCache.Configuration
+    let rules: HTTPCacheRules
+    let memory: MemoryCache<String, StoredEntry>
+    private let disk: DiskCache<Data>?
+    private let clock: any CacheClock
+    private let logger: Logger
+    private let lock = Lock()
+    private var inFlight: [String: FetchGate] = [:]
+    private var background: [Int: Task<Void, Never>] = [:]
+    private var nextBackgroundID = 0
+    private var diskClosed = false
+
+    init(configuration: HTTPCache.Configuration) throws(StashError) {
+        for (name, value) in [
+            ("memoryCostLimit", configuration.memoryCostLimit), ("memoryCountLimit", configuration.memoryCountLimit),
+            ("diskSizeLimit", configuration.diskSizeLimit), ("diskCountLimit", configuration.diskCountLimit),
+            ("maximumEntrySize", configuration.maximumEntrySize), ("maximumHeaderSize", configuration.maximumHeaderSize),
+        ] where value < 0 {
+            throw StashError(.invalidArgument, "\(name) must not be negative (got \(value))")
+        }
+        guard configuration.maximumVariantsPerURL >= 1 else {
+            throw StashError(.invalidArgument, "maximumVariantsPerURL must be at least 1 (got \(configuration.maximumVariantsPerURL))")
+        }
+        let cap = configuration.heuristicFreshnessLimit.components.seconds
+        guard cap >= 0 else {
+            throw StashError(.invalidArgument, "heuristicFreshnessLimit must not be negative (got \(configuration.heuristicFreshnessLimit))")
+        }
+        self.configuration = configuration
+        rules = HTTPCacheRules(mode: configuration.mode, heuristicCap: cap)
+        clock = configuration.clock
+        logger = configuration.logger
+        memory = MemoryCache(
+            name: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
+            clock: configuration.clock, logger: configuration.logger)
+        if let directory = configuration.directory {
+            disk = try DiskCache<Data>(
+                directory: directory, countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
+                logger: configuration.logger)
+        } else {
+            disk = nil
+        }
+    }
+
+    // MARK: - Keys
+
+    /// `METHOD scheme://authority/path?query`, with the scheme and authority lower-cased
+    /// and a default port dropped.
+    static func key(method: HTTPRequest.Method, scheme: String?, authority: String?, path: String?) -> String {
+        let scheme = scheme?.lowercased() ?? "http"
+        var authority = authority?.lowercased() ?? ""
+        if scheme == "http", authority.hasSuffix(":80") { authority.removeLast(3) }
+        if scheme == "https", authority.hasSuffix(":443") { authority.removeLast(4) }
+        let path = path.flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+        return "\(method.rawValue) \(scheme)://\(authority)\(path)"
+    }
+
+    static func key(for request: HTTPRequest) -> String {
+        key(method: request.method, scheme: request.scheme, authority: request.authority, path: request.path)
+    }
+
+    // MARK: - Answering
+
+    func response(
+        for request: HTTPRequest, body: HTTPBody?, policy: HTTPCachePolicy,
+        origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+    ) async throws -> HTTPCacheResponse {
+        let usesStore = policy.kind != .noStore && (request.method == .get || request.method == .head)
+            && request.headerFields[.range] == nil
+        guard usesStore else {
+            let (response, responseBody) = try await origin(request, body)
+            let targets = HTTPCacheRules.invalidatedTargets(request: request, response: response)
+            for (scheme, authority, path) in targets {
+                try? await invalidate(scheme: scheme, authority: authority, path: path)
+            }
+            return finish(HTTPCacheResponse(response: response, body: responseBody, outcome: .bypass))
+        }
+        let key = Self.key(for: request)
+        let requestCC = HTTPCacheRules.requestCacheControl(request)
+        let onlyIfCached = requestCC.contains("only-if-cached") || policy.kind == .returnStoredDontLoad
+        var waited = false
+        while true {
+            let now = clock.nanosecondsNow
+            let stored = await storedVariant(forKey: key, request: request)
+            var action = Action.fetch
+            if let stored {
+                switch policy.kind {
+                case .returnStoredElseLoad, .returnStoredDontLoad:
+                    let fresh = rules.decision(for: request, stored: stored, now: now) == .fresh
+                    return serve(stored, for: request, now: now, outcome: fresh ? .hit : .stale)
+                case .reload:
+                    action = .fetch
+                case .revalidate:
+                    action = .validate(stored)
+                case .useProtocolPolicy, .noStore:
+                    switch rules.decision(for: request, stored: stored, now: now) {
+                    case .fresh:
+                        return serve(stored, for: request, now: now, outcome: .hit)
+                    case .staleAllowed:
+                        return serve(stored, for: request, now: now, outcome: .stale)
+                    case .staleWhileRevalidate:
+                        if onlyIfCached { return gatewayTimeout() }
+                        revalidateInBackground(key: key, request: request, stored: stored, origin: origin)
+                        return serve(stored, for: request, now: now, outcome: .stale)
+                    case .validate:
+                        action = .validate(stored)
+                    }
+                }
+            }
+            if onlyIfCached { return gatewayTimeout() }
+            // One origin request per key at a time: wait for one under way, then look again.
+            let gate = FetchGate()
+            let existing = lock.withLock { () -> FetchGate? in
+                if let existing = inFlight[key] { return existing }
+                inFlight[key] = gate
+                return nil
+            }
+            if let existing, !waited {
+                await existing.wait()
+                waited = true
+                continue
+            }
+            defer {
+                if existing == nil {
+                    lock.withLock { if inFlight[key] === gate { inFlight[key] = nil } }
+                    gate.open()
+                }
+            }
+            switch action {
+            case .fetch:
+                return try await fetch(request: request, body: body, key: key, policy: policy, origin: origin)
+            case .validate(let stored):
+                return try await validate(request: request, key: key, stored: stored, policy: policy, origin: origin)
+            }
+        }
+    }
+
+    private enum Action {
+        case fetch
+        case validate(StoredResponse)
+    }
+
+    /// The most recent stored variant for `key` whose `Vary` fields match `request`.
+    func storedVariant(forKey key: String, request: HTTPRequest) async -> StoredResponse? {
+        guard let entry = await entry(forKey: key) else { return nil }
+        return entry.variants.first { HTTPCacheRules.varyMatches($0, request: request) }
+    }
+
+    /// The entry for `key`: from memory, else from disk (then kept in memory).
+    func entry(forKey key: String) async -> StoredEntry? {
+        if let entry = memory.value(forKey: key) { return entry }
+        guard let disk, !isDiskClosed else { return nil }
+        do {
+            guard let data = try await disk.value(forKey: key) else { return nil }
+            guard let entry = StoredEntry.decode(data) else {
+                logger.warning("a stored HTTP response could not be decoded and was removed", metadata: ["key": "\(key)"])
+                _ = try? await disk.removeValue(forKey: key)
+                return nil
+            }
+            memory.setValue(entry, forKey: key, cost: entry.cost)
+            return entry
+        } catch {
+            logger.warning("reading a stored HTTP response failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    private var isDiskClosed: Bool { lock.withLock { diskClosed } }
+
+    // MARK: - Serving stored responses
+
+    /// `stored` as the answer to `request`: with `Age`, or a `304` when the request's own
+    /// conditions match.
+    func serve(_ stored: StoredResponse, for request: HTTPRequest, now: Int64, outcome: HTTPCacheOutcome) -> HTTPCacheResponse {
+        let fields = rules.servedFields(stored, now: now)
+        if HTTPCacheRules.clientConditionMatches(request, stored: stored) {
+            let response = HTTPResponse(status: .notModified, headerFields: HTTPCacheRules.notModifiedFields(fields))
+            return finish(HTTPCacheResponse(response: response, body: HTTPBody(), outcome: outcome))
+        }
+        let response = HTTPResponse(status: stored.status, headerFields: fields)
+        let body = request.method == .head ? HTTPBody() : HTTPBody(bytes: stored.body)
+        return finish(HTTPCacheResponse(response: response, body: body, outcome: outcome))
+    }
+
+    func gatewayTimeout() -> HTTPCacheResponse {
+        var fields = HTTPFields()
+        fields[.contentLength] = "0"
+        return finish(HTTPCacheResponse(
+            response: HTTPResponse(status: .gatewayTimeout, headerFields: fields), body: HTTPBody(), outcome: .miss))
+    }
+
+    /// Adds `Cache-Status` when configured.
+    func finish(_ result: HTTPCacheResponse) -> HTTPCacheResponse {
+        guard configuration.addsCacheStatus else { return result }
+        var result = result
+        result.response.headerFields.append(HTTPField(
+            name: .cacheStatusField, value: result.outcome.cacheStatus(cacheName: configuration.cacheName)))
+        return result
+    }
+
+    // MARK: - Asking the origin
+
+    /// Fetches unconditionally and stores the response when allowed.
+    private func fetch(
+        request: HTTPRequest, body: HTTPBody?, key: String, policy: HTTPCachePolicy,
+        origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+    ) async throws -> HTTPCacheResponse {
+        let requestTime = clock.nanosecondsNow
+        let (response, responseBody) = try await origin(HTTPCacheRules.withoutConditionals(request), body)
+        return try await store(
+            response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: nil)
+    }
+
+    /// Validates `stored` with the origin: a 304 updates and serves it; an error serves it
+    /// stale when `stale-if-error` allows; anything else replaces it.
+    private func validate(
+        request: HTTPRequest, key: String, stored: StoredResponse, policy: HTTPCachePolicy,
+        origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+    ) async throws -> HTTPCacheResponse {
+        let (outgoing, _) = HTTPCacheRules.validationRequest(for: request, stored: stored)
+        let requestTime = clock.nanosecondsNow
+        let response: HTTPResponse
+        let responseBody: HTTPBody
+        do {
+            (response, responseBody) = try await origin(outgoing, nil)
+        } catch {
+            let now = clock.nanosecondsNow
+            if rules.mayServeStaleOnError(stored, for: request, now: now) {
+                return serve(stored, for: request, now: now, outcome: .stale)
+            }
+            throw error
+        }
+        let now = clock.nanosecondsNow
+        if response.status.code == 304 {
+            let updated = await freshen(stored, key: key, with: response, requestTime: requestTime, responseTime: now)
+            return serve(updated, for: request, now: now, outcome: .revalidated)
+        }
+        if (500...599).contains(response.status.code), rules.mayServeStaleOnError(stored, for: request, now: now) {
+            return serve(stored, for: request, now: now, outcome: .stale)
+        }
+        return try await store(
+            response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
+    }
+
+    /// `stored` updated by a 304, written back to the tiers.
+    @discardableResult
+    func freshen(
+        _ stored: StoredResponse, key: String, with notModified: HTTPResponse, requestTime: Int64, responseTime: Int64
+    ) async -> StoredResponse {
+        var update = notModified.headerFields
+        // A 304 without `Date` was generated now (RFC 9110 §6.6.1); the stored `Date` would make it look old.
+        if update[.date] == nil { update[.date] = HTTPDate.format(responseTime / 1_000_000_000) }
+        let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: update)
+        let updated = stored.updating(fields: fields, requestTime: requestTime, responseTime: responseTime)
+        if let entry = await entry(forKey: key), let replaced = entry.replacing(stored, with: updated) {
+            await write(replaced, forKey: key)
+        } else {
+            await insert(updated, forKey: key)
+        }
+        return updated
+    }
+
+    /// Reads a response from the origin and stores it when RFC 9111 and the limits allow;
+    /// otherwise streams it through.
+    private func store(
+        response: HTTPResponse, body: HTTPBody, request: HTTPRequest, requestTime: Int64, key: String,
+        replacing old: StoredResponse?
+    ) async throws -> HTTPCacheResponse {
+        let responseTime = clock.nanosecondsNow
+        var fields = HTTPCacheRules.storableFields(of: response.headerFields)
+        // RFC 9110 §6.6.1: a recipient with a clock adds `Date` to a response it caches without one.
+        if fields[.date] == nil { fields[.date] = HTTPDate.format(responseTime / 1_000_000_000) }
+        let varyNames = HTTPCacheRules.varyNames(fields) ?? ["*"]
+        let head = StoredResponse(
+            status: response.status, fields: fields, requestTime: requestTime, responseTime: responseTime,
+            varyValues: HTTPCacheRules.varyValues(names: varyNames, request: request), body: [])
+        let declaredLength = response.headerFields[.contentLength].flatMap { Int($0) }
+        let headerSize = fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+        guard rules.isStorable(head, for: request), headerSize <= configuration.maximumHeaderSize,
+              (declaredLength ?? 0) <= configuration.maximumEntrySize
+        else {
+            if let old { await remove(old, forKey: key) }
+            return finish(HTTPCacheResponse(response: response, body: body, outcome: .miss))
+        }
+        // Read the body whole, up to the limit; a longer one streams through unstored.
+        let (bytes, rest) = try await Self.read(body, upTo: configuration.maximumEntrySize)
+        if let rest {
+            if let old { await remove(old, forKey: key) }
+            return finish(HTTPCacheResponse(response: response, body: rest, outcome: .miss))
+        }
+        let result = HTTPCacheResponse(response: response, body: HTTPBody(bytes: bytes), outcome: .miss)
+        guard declaredLength == nil || declaredLength == bytes.count || request.method == .head else {
+            // A body shorter or longer than its Content-Length is damaged: served as received, never stored.
+            if let old { await remove(old, forKey: key) }
+            return finish(result)
+        }
+        let stored = StoredResponse(
+            status: response.status, fields: fields, requestTime: requestTime, responseTime: responseTime,
+            varyValues: head.varyValues, body: bytes)
+        await insert(stored, forKey: key)
+        if HTTPCacheRules.clientConditionMatches(request, stored: stored) {
+            return serve(stored, for: request, now: clock.nanosecondsNow, outcome: .miss)
+        }
+        return finish(result)
+    }
+
+    /// Reads `body` whole when it has at most `limit` bytes; otherwise returns the bytes read so far
+    /// and the rest of the stream joined into one body. An error from the stream is rethrown.
+    static func read(_ body: HTTPBody, upTo limit: Int) async throws -> ([UInt8], HTTPBody?) {
+        if let bytes = body.bufferedBytes {
+            return bytes.count <= limit ? (bytes, nil) : ([], body)
+        }
+        var iterator = body.makeAsyncIterator()
+        var bytes: [UInt8] = []
+        while let chunk = try await iterator.next() {
+            if bytes.count + chunk.count > limit {
+                let source = ChunkSource(prefix: bytes[...] + chunk, rest: iterator)
+                return ([], HTTPBody(source: source))
+            }
+            bytes.append(contentsOf: chunk)
+        }
+        return (bytes, nil)
+    }
+
+    // MARK: - Writing to the tiers
+
+    func insert(_ response: StoredResponse, forKey key: String) async {
+        let entry = (await entry(forKey: key))?.inserting(response, limit: configuration.maximumVariantsPerURL)
+            ?? StoredEntry(variants: [response])
+        await write(entry, forKey: key)
+    }
+
+    func remove(_ response: StoredResponse, forKey key: String) async {
+        guard let entry = await entry(forKey: key) else { return }
+        if let remaining = entry.removing(response) {
+            await write(remaining, forKey: key)
+        } else {
+            memory.removeValue(forKey: key)
+            if let disk, !isDiskClosed { _ = try? await disk.removeValue(forKey: key) }
+        }
+    }
+
+    func write(_ entry: StoredEntry, forKey key: String) async {
+        memory.setValue(entry, forKey: key, cost: entry.cost)
+        guard let disk, !isDiskClosed else { return }
+        do {
+            try await disk.setValue(Data(entry.encoded()), forKey: key)
+        } catch {
+            logger.warning("storing an HTTP response on disk failed", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
+    }
+
+    /// Removes the GET and HEAD entries of one URL from both tiers.
+    func invalidate(scheme: String?, authority: String?, path: String) async throws {
+        for method in [HTTPRequest.Method.get, .head] {
+            let key = Self.key(method: method, scheme: scheme, authority: authority, path: path)
+            memory.removeValue(forKey: key)
+            if let disk, !isDiskClosed { _ = try await disk.removeValue(forKey: key) }
+        }
+    }
+
+    func removeAll() async throws {
+        memory.removeAll()
+        if let disk, !isDiskClosed { try await disk.removeAll() }
+    }
+
+    func close() {
+        let shouldClose = lock.withLock { () -> Bool in
+            defer { diskClosed = true }
+            return !diskClosed
+        }
+        if shouldClose { disk?.close() }
+    }
+
+    // MARK: - Background revalidation
+
+    /// Starts one background revalidation of `stored` (`stale-while-revalidate`), unless one
+    /// (or a foreground fetch) is already under way for `key`.
+    func revalidateInBackground(
+        key: String, request: HTTPRequest, stored: StoredResponse,
+        origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+    ) {
+        let gate = FetchGate()
+        let id: Int? = lock.withLock {
+            guard inFlight[key] == nil else { return nil }
+            inFlight[key] = gate
+            nextBackgroundID += 1
+            return nextBackgroundID
+        }
+        guard let id else { return }
+        let task = Task {
+            defer {
+                self.lock.withLock {
+                    if self.inFlight[key] === gate { self.inFlight[key] = nil }
+                    self.background[id] = nil
+                }
+                gate.open()
+            }
+            do {
+                _ = try await self.validate(request: request, key: key, stored: stored, policy: .useProtocolPolicy, origin: origin)
+            } catch {
+                self.logger.warning(
+                    "a background revalidation failed; the stale response stays stored",
+                    metadata: ["key": "\(key)", "error": "\(error)"])
+            }
+        }
+        lock.withLock {
+            if inFlight[key] === gate { background[id] = task }
+        }
+    }
+
+    /// How many calls wait for the origin request under way for `key`: for tests.
+    func waiterCount(forKey key: String) -> Int {
+        lock.withLock { inFlight[key] }?.waiterCount ?? 0
+    }
+
+    /// Waits for every background revalidation started so far: for tests and shutdown.
+    func waitForBackgroundRevalidations() async {
+        while true {
+            let tasks = lock.withLock { Array(background.values) }
+            if tasks.isEmpty { return }
+            for task in tasks { await task.value }
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// `Cache-Status` (RFC 9211).
+    static let cacheStatusField = HTTPField.Name("Cache-Status")!
+}

@@ -1,0 +1,111 @@
+import HTTPTypes
+
+/// The disk tier's encoding of an entry: a compact binary layout, no JSON.
+///
+/// ```
+/// "SHC1"  u32 variant count
+/// per variant: u16 status, str reason, i64 requestTime, i64 responseTime,
+///              u32 vary count × (str name, u8 present, str value),
+///              u32 field count × (str name, str value),
+///              u32 body length, body bytes
+/// str = u32 length + UTF-8 bytes; integers little-endian.
+/// ```
+/// Decoding checks every length against the bytes left, so damaged data is a miss, never a crash.
+extension StoredEntry {
+    static let magic: [UInt8] = Array("SHC1".utf8)
+
+    func encoded() -> [UInt8] {
+        var out = Self.magic
+        out.reserveCapacity(cost + 64)
+        out.appendInteger(UInt32(variants.count))
+        for variant in variants {
+            out.appendInteger(UInt16(clamping: variant.status.code))
+            out.appendString(variant.status.reasonPhrase)
+            out.appendInteger(variant.requestTime)
+            out.appendInteger(variant.responseTime)
+            out.appendInteger(UInt32(variant.varyValues.count))
+            for vary in variant.varyValues {
+                out.appendString(vary.name)
+                out.append(vary.value == nil ? 0 : 1)
+                out.appendString(vary.value ?? "")
+            }
+            out.appendInteger(UInt32(variant.fields.count))
+            for field in variant.fields {
+                out.appendString(field.name.rawName)
+                out.appendString(field.value)
+            }
+            out.appendInteger(UInt32(variant.body.count))
+            out.append(contentsOf: variant.body)
+        }
+        return out
+    }
+
+    /// The entry in `bytes`, or `nil` when they are not a valid encoding.
+    static func decode(_ bytes: some Collection<UInt8>) -> StoredEntry? {
+        var reader = ByteReader(Array(bytes))
+        guard reader.take(4) == magic[...], let count: UInt32 = reader.integer(), count <= 1024 else { return nil }
+        var variants: [StoredResponse] = []
+        for _ in 0..<count {
+            guard let code: UInt16 = reader.integer(), (100...999).contains(code), let reason = reader.string(),
+                  let requestTime: Int64 = reader.integer(), let responseTime: Int64 = reader.integer(),
+                  let varyCount: UInt32 = reader.integer()
+            else { return nil }
+            var varyValues: [StoredResponse.VaryValue] = []
+            for _ in 0..<varyCount {
+                guard let name = reader.string(), let present = reader.take(1)?.first, let value = reader.string() else { return nil }
+                varyValues.append(.init(name: name, value: present == 1 ? value : nil))
+            }
+            guard let fieldCount: UInt32 = reader.integer() else { return nil }
+            var fields = HTTPFields()
+            for _ in 0..<fieldCount {
+                guard let name = reader.string(), let value = reader.string(), let fieldName = HTTPField.Name(name) else { return nil }
+                fields.append(HTTPField(name: fieldName, value: value))
+            }
+            guard let bodyLength: UInt32 = reader.integer(), let body = reader.take(Int(bodyLength)) else { return nil }
+            variants.append(StoredResponse(
+                status: HTTPResponse.Status(code: Int(code), reasonPhrase: reason), fields: fields,
+                requestTime: requestTime, responseTime: responseTime, varyValues: varyValues, body: Array(body)))
+        }
+        guard reader.isAtEnd, !variants.isEmpty else { return nil }
+        return StoredEntry(variants: variants)
+    }
+}
+
+extension [UInt8] {
+    mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    mutating func appendString(_ string: String) {
+        appendInteger(UInt32(string.utf8.count))
+        append(contentsOf: string.utf8)
+    }
+}
+
+/// Reads the encoding, checking each length against what is left.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count >= 0, count <= bytes.count - offset else { return nil }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    mutating func integer<T: FixedWidthInteger>() -> T? {
+        guard let slice = take(MemoryLayout<T>.size) else { return nil }
+        var value = T.zero
+        for (index, byte) in slice.enumerated() { value |= T(truncatingIfNeeded: byte) << (8 * index) }
+        return value
+    }
+
+    mutating func string() -> String? {
+        guard let length: UInt32 = integer(), let slice = take(Int(length)) else { return nil }
+        return String(validating: slice, as: UTF8.self)
+    }
+}
