@@ -100,11 +100,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     func reserveCapacity(_ capacity: Int) {
         guard capacity > slotCapacity else { return }
         links.reserveCapacity(capacity)
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.initialize(from: state, count: slotCapacity)
-        (grown + slotCapacity).initialize(repeating: 0, count: capacity - slotCapacity)
-        state.deallocate()
-        state = grown
+        state = state.movedToNewBuffer(count: slotCapacity, capacity: capacity, filling: 0)
         costs.grow(to: capacity)
         slotCapacity = capacity
     }

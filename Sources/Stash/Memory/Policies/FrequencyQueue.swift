@@ -36,11 +36,7 @@ final class FrequencyQueue: EvictionQueue {
     func reserveCapacity(_ capacity: Int) {
         guard capacity > slotCapacity else { return }
         links.reserveCapacity(capacity)
-        let grown = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        grown.initialize(from: bucketOfSlot, count: slotCapacity)
-        (grown + slotCapacity).initialize(repeating: -1, count: capacity - slotCapacity)
-        bucketOfSlot.deallocate()
-        bucketOfSlot = grown
+        bucketOfSlot = bucketOfSlot.movedToNewBuffer(count: slotCapacity, capacity: capacity, filling: -1)
         slotCapacity = capacity
     }
 
