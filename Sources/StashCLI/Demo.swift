@@ -50,7 +50,7 @@ struct Demo: ParsableCommand {
         print("== MemoryCache: strict limits, LRU eviction, expiry")
         let clock = ManualClock()
         let cache = MemoryCache<String, String>(configuration: .init(
-            name: "demo", countLimit: 3, costLimit: 100, policy: .lru, autoTrimInterval: nil,
+            label: "demo", countLimit: 3, costLimit: 100, policy: .lru, autoTrimInterval: nil,
             removesAllOnMemoryPressure: false, clock: clock))
         cache.onEvict = { key, value, reason in
             let shown = value.count > 12 ? "\(value.prefix(4))… (\(value.count) characters)" : value
@@ -123,7 +123,7 @@ struct Demo: ParsableCommand {
         print("\n== Cache: memory in front of disk, write-through, promotion")
         let clock = ManualClock(start: 1_750_000_000_000_000_000)
         let memory = MemoryCache<String, String>(configuration: .init(
-            name: "combined", countLimit: 2, autoTrimInterval: nil, removesAllOnMemoryPressure: false, clock: clock,
+            label: "combined", countLimit: 2, autoTrimInterval: nil, removesAllOnMemoryPressure: false, clock: clock,
             logger: Self.quietLogger))
         let disk = try DiskCache<String>(
             directory: directory, codec: .string,

@@ -9,7 +9,7 @@ extension MemoryCache {
     ///
     /// ```swift
     /// let images = MemoryCache<URL, Image>(configuration: .init(
-    ///     name: "images", countLimit: 500, costLimit: 64 << 20, removesAllOnMemoryPressure: false))
+    ///     label: "images", countLimit: 500, costLimit: 64 << 20, removesAllOnMemoryPressure: false))
     /// ```
     ///
     /// ## Invalid values
@@ -19,8 +19,9 @@ extension MemoryCache {
     /// or negative ``autoTrimInterval`` turns the sweep off with one warning.
     /// Neither the initialiser nor a setter throws or traps.
     public struct Configuration: Sendable {
-        /// A name for logs. Defaults to `""`.
-        public var name: String
+        /// A label for logs (like swift-log's `Logger(label:)`), not a file or folder name.
+        /// Defaults to `""`.
+        public var label: String
 
         /// The most entries the cache holds. Strict. Defaults to `Int.max`: no limit.
         public var countLimit: Int
@@ -72,7 +73,7 @@ extension MemoryCache {
         /// documented default of its property.
         ///
         /// - Parameters:
-        ///   - name: A name for logs. Defaults to `""`.
+        ///   - label: A label for logs. Defaults to `""`.
         ///   - countLimit: The most entries. Defaults to `Int.max`: no limit.
         ///   - costLimit: The most total cost. Defaults to `Int.max`: no limit.
         ///   - ageLimit: How long an entry lives after its last write. Defaults to `nil`: forever.
@@ -86,7 +87,7 @@ extension MemoryCache {
         ///   - logger: Where problems are reported. Defaults to a logger labelled `Stash.MemoryCache`.
         /// - Complexity: O(1). Does not validate (see ``Configuration``).
         public init(
-            name: String = "",
+            label: String = "",
             countLimit: Int = .max,
             costLimit: Int = .max,
             ageLimit: Duration? = nil,
@@ -98,7 +99,7 @@ extension MemoryCache {
             clock: any CacheClock = SystemClock(),
             logger: Logger = Logger(label: "Stash.MemoryCache")
         ) {
-            self.name = name
+            self.label = label
             self.countLimit = countLimit
             self.costLimit = costLimit
             self.ageLimit = ageLimit

@@ -40,7 +40,7 @@ extension MemoryCache {
 extension MemoryCacheCore: MemoryPressureObserver {
     func didReceiveMemoryPressure() {
         if removesAllOnMemoryPressure {
-            logger.debug("memory pressure: removing all entries", metadata: ["cache": "\(name)"])
+            logger.debug("memory pressure: removing all entries", metadata: ["cache": "\(label)"])
             removeAll(reason: .memoryPressure)
         } else {
             discardContent()

@@ -92,8 +92,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         memoryPressureMonitor.addObserver(core)
     }
 
-    /// The name given at initialisation, for logs.
-    public var name: String { core.name }
+    /// The label given at initialisation, for logs.
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    public var label: String { core.label }
 
     // MARK: - Reading
 

@@ -16,7 +16,7 @@ import Logging
 @usableFromInline
 final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `table` and every `_`-prefixed property are read
-    // and written only with `lock` held, by this class's own methods; `name`,
+    // and written only with `lock` held, by this class's own methods; `label`,
     // `logger` and `lock` are immutable. The two read on every eviction are
     // `@exclusivity(unchecked)`, for the reason given on EntryTable.
 
@@ -30,7 +30,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     var _removesAllOnEnteringBackground: Bool
     var _autoTrimTimer = AutoTrimTimer()
 
-    let name: String
+    let label: String
     let logger: Logger
 
     #if DEBUG
@@ -49,7 +49,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     static var sweepBatch: Int { 1024 }
 
     init(configuration: MemoryCache<Key, Value>.Configuration) {
-        name = configuration.name
+        label = configuration.label
         logger = configuration.logger
         _releasesValuesInBackground = configuration.releasesValuesInBackground
         _removesAllOnMemoryPressure = configuration.removesAllOnMemoryPressure

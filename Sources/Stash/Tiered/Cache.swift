@@ -125,7 +125,7 @@ public final class Cache<Value: Sendable>: Sendable {
             directory: directory, codec: codec,
             configuration: DiskCacheConfiguration(sizeLimit: diskSizeLimit, logger: logger))
         let memory = MemoryCache<String, Value>(configuration: .init(
-            name: directory, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
+            label: directory, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
         try self.init(memory: memory, disk: disk)
     }
 

@@ -45,7 +45,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
         clock = configuration.clock
         logger = configuration.logger
         memory = MemoryCache(configuration: .init(
-            name: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
+            label: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
             clock: configuration.clock, logger: configuration.logger))
         if let directory = configuration.directory {
             disk = try DiskCache<Data>(

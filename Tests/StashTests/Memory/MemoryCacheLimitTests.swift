@@ -97,11 +97,11 @@ import Testing
     @Test func theConfigurationIsWhatTheCacheIsCreatedWith() {
         let clock = ManualClock()
         let configuration = MemoryCache<String, Int>.Configuration(
-            name: "images", countLimit: 7, costLimit: 70, ageLimit: .seconds(9), policy: .fifo,
+            label: "images", countLimit: 7, costLimit: 70, ageLimit: .seconds(9), policy: .fifo,
             autoTrimInterval: nil, releasesValuesInBackground: false, removesAllOnMemoryPressure: false,
             removesAllOnEnteringBackground: true, clock: clock)
         let cache = MemoryCache<String, Int>(configuration: configuration)
-        #expect(cache.name == "images")
+        #expect(cache.label == "images")
         #expect(cache.countLimit == 7 && cache.costLimit == 70 && cache.ageLimit == .seconds(9))
         #expect(cache.autoTrimInterval == nil)
         #expect(!cache.releasesValuesInBackground && !cache.removesAllOnMemoryPressure)

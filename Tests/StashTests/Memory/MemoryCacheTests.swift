@@ -66,8 +66,8 @@ import Testing
     }
 
     @Test func nameIsKept() {
-        let cache = MemoryCache<String, Int>(configuration: .init(name: "thumbnails", autoTrimInterval: nil))
-        #expect(cache.name == "thumbnails")
+        let cache = MemoryCache<String, Int>(configuration: .init(label: "thumbnails", autoTrimInterval: nil))
+        #expect(cache.label == "thumbnails")
     }
 
     @Test func statisticsCountHitsMissesAndEvictions() {
