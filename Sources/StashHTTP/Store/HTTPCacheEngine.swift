@@ -44,9 +44,9 @@ final class HTTPCacheEngine: @unchecked Sendable {
         rules = HTTPCacheRules(mode: configuration.mode, heuristicCap: cap)
         clock = configuration.clock
         logger = configuration.logger
-        memory = MemoryCache(
+        memory = MemoryCache(configuration: .init(
             name: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
-            clock: configuration.clock, logger: configuration.logger)
+            clock: configuration.clock, logger: configuration.logger))
         if let directory = configuration.directory {
             disk = try DiskCache<Data>(
                 directory: directory, countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
