@@ -8,11 +8,18 @@ let package = Package(
         .library(name: "Stash", targets: ["Stash"]),
         .executable(name: "stash", targets: ["StashCLI"]),
         .library(name: "StashHTTP", targets: ["StashHTTP"]),
+        .library(name: "StashRedis", targets: ["StashRedis"]),
+        .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
+        .executable(name: "stash-proxy", targets: ["StashProxy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The HTTP adapters and StashRedis only: the core and StashHTTP build no SwiftNIO.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
@@ -60,6 +67,82 @@ let package = Package(
         .testTarget(
             name: "StashHTTPTests",
             dependencies: ["StashHTTP", "Stash", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
+        // The shared tier on Redis: a RESP client on SwiftNIO, Redis Cluster, and the tier.
+        .target(
+            name: "StashRedis",
+            dependencies: [
+                "Stash",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Not a product: the client side of scripts/redis/bench.sh (beside redis-benchmark).
+        .executableTarget(
+            name: "stash-redis-bench",
+            dependencies: [
+                "StashRedis",
+                "Stash",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "scripts/redis/Bench"
+        ),
+        .testTarget(
+            name: "StashRedisTests",
+            dependencies: [
+                "StashRedis",
+                "Stash",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The AsyncHTTPClient adapter: an HTTPClient whose requests go through an HTTPCache.
+        .target(
+            name: "StashAsyncHTTPClient",
+            dependencies: [
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The caching reverse proxy: a SwiftNIO HTTP/1.1 server in front of the client adapter.
+        .executableTarget(
+            name: "StashProxy",
+            dependencies: [
+                "StashAsyncHTTPClient",
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Integration tests of the client adapter and stash-proxy against a real origin on 127.0.0.1.
+        .testTarget(
+            name: "StashHTTPAdapterTests",
+            dependencies: [
+                "StashAsyncHTTPClient",
+                "StashProxy",
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "StashTests",

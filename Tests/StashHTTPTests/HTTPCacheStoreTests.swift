@@ -319,7 +319,7 @@ final class TemporaryFolder {
         let folder = TemporaryFolder()
         let disk = try DiskCache<Data>(directory: folder.path)
         try await disk.setValue(Data([0x53, 0x48, 0x43, 0x31, 0xff, 0xff]), forKey: "GET https://example.com/resource")
-        disk.close()
+        await disk.close()
         let cache = try makeCache(clock: makeClock(), directory: folder.path)
         let origin = TestOrigin(200, fresh)
         #expect(try await cache.get(makeRequest(), origin).0.outcome == .miss)

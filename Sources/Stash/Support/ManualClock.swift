@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let cache = MemoryCache<String, Int>(clock: clock)
+/// let cache = MemoryCache<String, Int>(configuration: .init(clock: clock))
 /// cache.setValue(1, forKey: "a", ttl: .seconds(10))
 /// clock.advance(by: .seconds(11))
 /// cache.value(forKey: "a")   // nil: expired

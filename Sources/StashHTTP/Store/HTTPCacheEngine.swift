@@ -49,8 +49,10 @@ final class HTTPCacheEngine: @unchecked Sendable {
             clock: configuration.clock, logger: configuration.logger))
         if let directory = configuration.directory {
             disk = try DiskCache<Data>(
-                directory: directory, countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
-                logger: configuration.logger)
+                directory: directory,
+                configuration: .init(
+                    countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
+                    logger: configuration.logger))
         } else {
             disk = nil
         }

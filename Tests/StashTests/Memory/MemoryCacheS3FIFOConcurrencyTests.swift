@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func readersAndWritersLeaveConsistentQueues() {
-        let cache = MemoryCache<Int, Int>(countLimit: 256, costLimit: 2_000, policy: .s3FIFO, autoTrimInterval: nil)
+        let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 256, costLimit: 2_000, policy: .s3FIFO, autoTrimInterval: nil))
         let events = EvictionRecorder<Int, Int>()
         cache.onEvict = events.callback
         let setsPerThread = 10_000

@@ -1,0 +1,108 @@
+import AsyncHTTPClient
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import StashHTTP
+
+/// An AsyncHTTPClient `HTTPClient` whose requests go through an RFC 9111 ``HTTPCache``.
+///
+/// ```swift
+/// let cache = try HTTPCache(configuration: .init(mode: .private))
+/// let client = CachingHTTPClient(client: HTTPClient.shared, cache: cache)
+/// let response = try await client.execute(HTTPClientRequest(url: "https://example.com/"), timeout: .seconds(30))
+/// print(response.outcome)            // hit, miss, revalidated, stale or bypass
+/// print(response.headers["Cache-Status"])  // ["Stash; hit"], RFC 9211
+/// ```
+///
+/// A request is answered from the cache when RFC 9111 allows (a fresh stored response, or a stale
+/// one the rules or the policy allow); otherwise it goes to the origin through `client`, with
+/// `If-None-Match`/`If-Modified-Since` when a stored response can be revalidated, and the answer is
+/// stored when it may be. The cache's mode (private or shared) is the cache's: a client normally
+/// uses a private cache, the default of ``HTTPCache/Configuration``.
+///
+/// - Important: Give it an `HTTPClient` that does not follow redirects
+///   (`redirectConfiguration: .disallow`): a cache stores what the origin answered for the URL
+///   asked, and a redirect followed inside the client would be stored under the first URL.
+///
+/// Thread-safe: share one instance; calls run concurrently, and concurrent misses of one URL share
+/// one origin request. Never blocks a thread: it suspends while the cache or the origin works.
+public final class CachingHTTPClient: Sendable {
+    /// The client that reaches origins.
+    public let client: HTTPClient
+    /// The cache the responses are stored in.
+    public let cache: HTTPCache
+    /// Wraps `client` so its requests go through `cache`.
+    ///
+    /// - Parameters:
+    ///   - client: The client that reaches the origins. It is not shut down by this object.
+    ///   - cache: The cache. Several clients may share one. Its
+    ///     ``HTTPCache/Configuration/cacheName`` names it in `Cache-Status`.
+    /// - Complexity: O(1).
+    public init(client: HTTPClient, cache: HTTPCache) {
+        self.client = client
+        self.cache = cache
+    }
+
+    /// Executes `request` through the cache.
+    ///
+    /// - Parameters:
+    ///   - request: The request; its URL must be absolute (`http` or `https`).
+    ///   - policy: How the cache may answer: ``HTTPCachePolicy/useProtocolPolicy`` (RFC 9111) by default.
+    ///   - timeout: How long the origin has for its response, body included. Not used on a fresh hit.
+    /// - Returns: The response, with `Age` and a `Cache-Status` field, and how it was produced.
+    ///   Its body streams: read it once.
+    /// - Throws: ``CachingHTTPClientError`` when the URL is invalid (`.invalidRequest`), or the
+    ///   origin is needed and cannot be reached or times out (`.originUnreachable`,
+    ///   `.originTimedOut`) and no stale response may be served instead. An `only-if-cached` or
+    ///   ``HTTPCachePolicy/returnStoredDontLoad`` miss is a `504` response, not an error.
+    public func execute(
+        _ request: HTTPClientRequest,
+        policy: HTTPCachePolicy = .useProtocolPolicy,
+        timeout: TimeAmount
+    ) async throws(CachingHTTPClientError) -> CachedHTTPResponse {
+        let head = try HTTPRequest(request)
+        let answer = try await response(for: head, body: request.body, policy: policy, timeout: timeout)
+        let headers = HTTPHeaders(answer.response.headerFields)
+        let body: HTTPClientResponse.Body
+        if let bytes = answer.body.bufferedBytes {
+            body = .bytes(ByteBuffer(bytes: bytes))
+        } else {
+            body = .stream(answer.body.map { ByteBuffer(bytes: $0) })
+        }
+        return CachedHTTPResponse(
+            status: HTTPResponseStatus(statusCode: answer.response.status.code, reasonPhrase: answer.response.status.reasonPhrase),
+            headers: headers,
+            body: body,
+            outcome: answer.outcome
+        )
+    }
+
+    /// The cache's answer to `request` in HTTPTypes terms, the origin reached through `client`:
+    /// what ``execute(_:policy:timeout:)`` and stash-proxy share.
+    package func response(
+        for request: HTTPRequest,
+        body: HTTPClientRequest.Body?,
+        policy: HTTPCachePolicy,
+        timeout: TimeAmount
+    ) async throws(CachingHTTPClientError) -> HTTPCacheResponse {
+        let fetcher = OriginFetcher(client: client, timeout: timeout)
+        var answer: HTTPCacheResponse
+        do {
+            answer = try await cache.response(for: request, policy: policy) { request, _ in
+                let (head, responseBody) = try await fetcher.fetch(request, body: body)
+                return (head, HTTPBody(responseBody.map { ArraySlice($0.readableBytesView) }))
+            }
+        } catch {
+            throw CachingHTTPClientError(originFailure: error, url: request.url)
+        }
+        if answer.response.headerFields[.cacheStatus] == nil {
+            answer.response.headerFields[.cacheStatus] = answer.outcome.cacheStatus(cacheName: cache.configuration.cacheName)
+        }
+        return answer
+    }
+}
+
+extension HTTPRequest {
+    /// The URL this request is aimed at, for messages.
+    var url: String { "\(scheme ?? "http")://\(authority ?? "")\(path ?? "/")" }
+}

@@ -1,0 +1,98 @@
+import AsyncHTTPClient
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// Sends one `HTTPRequest` to its origin through AsyncHTTPClient and returns the response head
+/// with its body still streaming. Hop-by-hop fields are removed both ways.
+///
+/// The URL is the request's scheme, authority and path (path includes the query).
+/// Thread-safe: a value holding a thread-safe `HTTPClient`.
+package struct OriginFetcher: Sendable {
+    /// The client that reaches the origin.
+    package let client: HTTPClient
+    /// How long the origin has to send the response head and the whole body.
+    package let timeout: TimeAmount
+
+    /// Creates a fetcher.
+    ///
+    /// - Parameters:
+    ///   - client: The client that reaches the origin. Should not follow redirects: a cache stores
+    ///     what the origin said for the URL asked for.
+    ///   - timeout: How long the origin has for one response, body included.
+    package init(client: HTTPClient, timeout: TimeAmount) {
+        self.client = client
+        self.timeout = timeout
+    }
+
+    /// Sends `request` with `body` to the origin.
+    ///
+    /// - Returns: The origin's response head (end-to-end fields only) and its body, not yet read.
+    /// - Throws: ``CachingHTTPClientError`` with code `.invalidRequest`, `.originUnreachable` or
+    ///   `.originTimedOut`. Errors while the body streams are AsyncHTTPClient's own; use
+    ///   ``CachingHTTPClientError/init(originFailure:url:)`` to classify them.
+    package func fetch(
+        _ request: HTTPRequest,
+        body: HTTPClientRequest.Body?
+    ) async throws(CachingHTTPClientError) -> (HTTPResponse, HTTPClientResponse.Body) {
+        let url = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
+        var outgoing = HTTPClientRequest(url: url)
+        outgoing.method = HTTPMethod(request.method)
+        var fields = request.headerFields
+        fields.removeHopByHop()
+        // AsyncHTTPClient frames the body it is given; a stale length would contradict it.
+        fields[.contentLength] = nil
+        outgoing.headers = HTTPHeaders(fields)
+        outgoing.body = body
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: timeout)
+        } catch {
+            throw CachingHTTPClientError(originFailure: error, url: url)
+        }
+        var head = HTTPResponse(
+            status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
+            headerFields: HTTPFields(endToEnd: response.headers)
+        )
+        // 1xx codes above 199 are impossible here, but a code over 999 would trap in HTTPTypes.
+        if response.status.code > 999 {
+            head.status = .badGateway
+        }
+        return (head, response.body)
+    }
+}
+
+extension HTTPMethod {
+    /// NIO's method for an HTTPTypes method. `M-SEARCH` becomes a raw method: NIO spells its
+    /// `.MSEARCH` case without the hyphen on the wire.
+    package init(_ method: HTTPRequest.Method) {
+        if method.rawValue == "M-SEARCH" {
+            self = .RAW(value: "M-SEARCH")
+        } else {
+            self.init(rawValue: method.rawValue)
+        }
+    }
+}
+
+extension CachingHTTPClientError {
+    /// Classifies an error thrown by AsyncHTTPClient while it reached `url`: a timeout or deadline
+    /// becomes `.originTimedOut`, anything else `.originUnreachable`.
+    package init(originFailure error: any Error, url: String) {
+        if let error = error as? CachingHTTPClientError {
+            self = error
+            return
+        }
+        let timedOut: Bool
+        if let error = error as? HTTPClientError {
+            timedOut = error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout
+                || error == .getConnectionFromPoolTimeout || error == .writeTimeout
+        } else {
+            timedOut = false
+        }
+        self.init(
+            code: timedOut ? .originTimedOut : .originUnreachable,
+            message: timedOut ? "the origin did not answer in time: \(url)" : "the origin failed: \(url)",
+            cause: error
+        )
+    }
+}

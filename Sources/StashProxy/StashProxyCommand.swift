@@ -1,0 +1,93 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import StashAsyncHTTPClient
+import StashHTTP
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `stash-proxy`: a caching reverse proxy in front of one origin.
+@main
+struct StashProxyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stash-proxy",
+        abstract: "A caching HTTP/1.1 reverse proxy with RFC 9111 semantics, in front of one origin."
+    )
+
+    @Option(help: "Address to listen on, host:port (port 0 picks a free one; the bound port is printed).")
+    var listen: String = "127.0.0.1:8002"
+
+    @Option(help: "The origin, http://host:port.")
+    var origin: String
+
+    @Option(help: "Directory for the on-disk tier; omitted, responses are kept in memory only.")
+    var directory: String?
+
+    @Flag(name: .customLong("private"), help: "Cache as a private (single-user) cache instead of a shared one.")
+    var privateCache = false
+
+    @Flag(help: "Forward every request without caching.")
+    var noCache = false
+
+    @Option(help: "Seconds the origin has for one response, body included.")
+    var timeout: Int64 = 30
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "warning"
+
+    mutating func validate() throws {
+        guard OriginURL(origin) != nil else { throw ValidationError("--origin must be http://host:port, got \(origin)") }
+        guard ListenAddress(listen) != nil else { throw ValidationError("--listen must be host:port, got \(listen)") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        var logger = Logger(label: "stash-proxy")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        let originURL = OriginURL(origin)!
+        let address = ListenAddress(listen)!
+
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let fetcher = OriginFetcher(client: client, timeout: .seconds(timeout))
+        let responder: any ProxyResponder
+        if noCache {
+            responder = ForwardingResponder(fetcher: fetcher)
+        } else {
+            var cacheConfiguration = HTTPCache.Configuration(mode: privateCache ? .private : .shared, directory: directory)
+            cacheConfiguration.logger = logger
+            let cache = try HTTPCache(configuration: cacheConfiguration)
+            responder = CachingResponder(client: CachingHTTPClient(client: client, cache: cache), timeout: .seconds(timeout))
+        }
+        let server = ProxyServer(
+            host: address.host,
+            port: address.port,
+            originScheme: originURL.scheme,
+            originAuthority: originURL.authority,
+            responder: responder,
+            maximumRequestBodySize: 64 << 20,
+            logger: logger
+        )
+        do {
+            try await server.run { port in
+                print("stash-proxy listening on \(address.host):\(port), origin \(origin)")
+                fflush(nil)
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+}

@@ -1,0 +1,61 @@
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import NIOHTTP1
+@testable import StashProxy
+
+/// stash-proxy's server running in this process on 127.0.0.1 and a free port, in front of
+/// `origin`, plus a client that talks to it; stop it with ``stop()``.
+final class ProxyHarness: Sendable {
+    let port: Int
+    let client: HTTPClient
+    private let task: Task<Void, any Error>
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    init(origin: TestOrigin, responder: any ProxyResponder) async throws {
+        let server = ProxyServer(
+            host: "127.0.0.1",
+            port: 0,
+            originScheme: "http",
+            originAuthority: "127.0.0.1:\(origin.port)",
+            responder: responder,
+            maximumRequestBodySize: 1 << 20,
+            logger: Logger(label: "test-proxy")
+        )
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        task = Task {
+            defer { continuation.finish() }
+            try await server.run { continuation.yield($0) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await task.value
+            throw CancellationError()
+        }
+        self.port = port
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+    }
+
+    /// Sends one request to the proxy and reads the whole body.
+    func send(
+        _ method: HTTPMethod = .GET,
+        _ path: String,
+        headers: [(String, String)] = [],
+        body: String? = nil
+    ) async throws -> (HTTPClientResponse, String) {
+        var request = HTTPClientRequest(url: url + path)
+        request.method = method
+        request.headers = HTTPHeaders(headers)
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 24)
+        return (response, String(buffer: bytes))
+    }
+
+    func stop() async throws {
+        try await client.shutdown()
+        task.cancel()
+        _ = await task.result
+    }
+}
