@@ -48,7 +48,7 @@ struct HTTPBench {
         let fresh = freshFields, validated = validatedFields, notModified = notModifiedFields
 
         // The baseline: the same entry in a plain MemoryCache.
-        let plain = MemoryCache<String, [UInt8]>(autoTrimInterval: nil)
+        let plain = MemoryCache<String, [UInt8]>(configuration: .init(autoTrimInterval: nil))
         plain.setValue(body, forKey: "GET http://127.0.0.1:8000/hit")
 
         var configuration = HTTPCache.Configuration(mode: .private)
