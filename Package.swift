@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Stash", targets: ["Stash"]),
         .executable(name: "stash", targets: ["StashCLI"]),
         .library(name: "StashHTTP", targets: ["StashHTTP"]),
+        .library(name: "StashRedis", targets: ["StashRedis"]),
         .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
         .executable(name: "stash-proxy", targets: ["StashProxy"]),
     ],
@@ -15,7 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The HTTP adapters and StashRedis only: the core and StashHTTP build no SwiftNIO.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
@@ -64,6 +67,40 @@ let package = Package(
         .testTarget(
             name: "StashHTTPTests",
             dependencies: ["StashHTTP", "Stash", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
+        // The shared tier on Redis: a RESP client on SwiftNIO, Redis Cluster, and the tier.
+        .target(
+            name: "StashRedis",
+            dependencies: [
+                "Stash",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Not a product: the client side of scripts/redis/bench.sh (beside redis-benchmark).
+        .executableTarget(
+            name: "stash-redis-bench",
+            dependencies: [
+                "StashRedis",
+                "Stash",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "scripts/redis/Bench"
+        ),
+        .testTarget(
+            name: "StashRedisTests",
+            dependencies: [
+                "StashRedis",
+                "Stash",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The AsyncHTTPClient adapter: an HTTPClient whose requests go through an HTTPCache.
         .target(

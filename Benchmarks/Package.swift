@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
         // The DiskCache contenders log to a handler of their own (LogEvent: 1.16.2).
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
     ],
     targets: [
         // The side-by-side comparison runner.
@@ -24,6 +25,17 @@ let package = Package(
             dependencies: [
                 "StashBenchKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The HTTP cache engine: a fresh hit against a plain MemoryCache lookup, a miss and a
+        // revalidation, with an in-process origin (`stash-http-bench --help`).
+        .executableTarget(
+            name: "stash-http-bench",
+            dependencies: [
+                "StashBenchKit",
+                .product(name: "Stash", package: "Stash"),
+                .product(name: "StashHTTP", package: "Stash"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // Contenders, workloads, trace replay, OPT and report rendering.

@@ -49,9 +49,9 @@ struct Demo: ParsableCommand {
     private func memoryTour() {
         print("== MemoryCache: strict limits, LRU eviction, expiry")
         let clock = ManualClock()
-        let cache = MemoryCache<String, String>(
+        let cache = MemoryCache<String, String>(configuration: .init(
             name: "demo", countLimit: 3, costLimit: 100, policy: .lru, autoTrimInterval: nil,
-            removesAllOnMemoryPressure: false, clock: clock)
+            removesAllOnMemoryPressure: false, clock: clock))
         cache.onEvict = { key, value, reason in
             let shown = value.count > 12 ? "\(value.prefix(4))… (\(value.count) characters)" : value
             print("   evicted \(key)=\(shown) (\(reason))")
@@ -81,8 +81,8 @@ struct Demo: ParsableCommand {
         print("\n== DiskCache: a SQLite manifest plus files, persistent, LRU, expiry")
         let clock = ManualClock(start: 1_750_000_000_000_000_000)
         var cache = try DiskCache<String>(
-            directory: directory, codec: .string, countLimit: 3, autoTrimInterval: nil, clock: clock,
-            logger: Self.quietLogger)
+            directory: directory, codec: .string,
+            configuration: .init(countLimit: 3, autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
         print(" opened a cache in disk/ with a count limit of 3")
 
         try cache.setValue("hello, disk", forKey: "note")
@@ -91,7 +91,7 @@ struct Demo: ParsableCommand {
         let photoSize = DiskStorageKind.defaultInlineThreshold + 1
         try cache.setValue(String(repeating: "x", count: photoSize), forKey: "photo")
         print(" set photo (\(photoSize) bytes): above the \(DiskStorageKind.defaultInlineThreshold / 1024) KiB inline threshold, so it gets a file")
-        let stats = try cache.stats()
+        let stats = try cache.usage()
         print("   entries \(stats.count): \(stats.inlineCount) inline, \(stats.fileCount) in files under data/ (\(Self.fileCount(in: "\(directory)/data")) there)")
 
         clock.advance(by: .seconds(1))
@@ -109,10 +109,11 @@ struct Demo: ParsableCommand {
         cache.close()
         print(" closed the cache and opened it again:")
         cache = try DiskCache<String>(
-            directory: directory, codec: .string, autoTrimInterval: nil, clock: clock, logger: Self.quietLogger)
+            directory: directory, codec: .string,
+            configuration: .init(autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
         print(" get note -> \(try cache.value(forKey: "note") ?? "nil")   (it was kept on disk)")
         try cache.removeAll()
-        print(" removeAll: \(try cache.totalCount) entries, \(try cache.totalSize) bytes")
+        print(" removeAll: \(try cache.count) entries, \(try cache.totalSize) bytes")
         cache.close()
     }
 
@@ -121,11 +122,12 @@ struct Demo: ParsableCommand {
     private func combinedTour(in directory: String) throws(StashError) {
         print("\n== Cache: memory in front of disk, write-through, promotion")
         let clock = ManualClock(start: 1_750_000_000_000_000_000)
-        let memory = MemoryCache<String, String>(
+        let memory = MemoryCache<String, String>(configuration: .init(
             name: "combined", countLimit: 2, autoTrimInterval: nil, removesAllOnMemoryPressure: false, clock: clock,
-            logger: Self.quietLogger)
+            logger: Self.quietLogger))
         let disk = try DiskCache<String>(
-            directory: directory, codec: .string, autoTrimInterval: nil, clock: clock, logger: Self.quietLogger)
+            directory: directory, codec: .string,
+            configuration: .init(autoTrimInterval: nil, clock: clock, logger: Self.quietLogger))
         defer { disk.close() }
         let cache = try Cache(memory: memory, disk: disk)
         print(" memory holds at most 2 entries; disk has no limit")

@@ -30,7 +30,7 @@ struct Stats: ParsableCommand {
 
     func run() throws(CLIError) {
         let stats = try CacheAccess.withCache(directory) { cache throws(CLIError) in
-            try CacheAccess.attempt("read the statistics of \(directory)") { () throws(StashError) in try cache.stats() }
+            try CacheAccess.attempt("read the statistics of \(directory)") { () throws(StashError) in try cache.usage() }
         }
         let report = Report(directory: directory, stats: stats)
         print(json ? try report.json() : report.text())
@@ -47,7 +47,7 @@ struct Stats: ParsableCommand {
         var newestAccess: String?
         var manifestBytes: Int
 
-        init(directory: String, stats: DiskStorageStats) {
+        init(directory: String, stats: DiskUsage) {
             self.directory = directory
             count = stats.count
             totalSize = stats.totalSize

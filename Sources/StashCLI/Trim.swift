@@ -51,11 +51,11 @@ struct Trim: ParsableCommand {
     func run() throws(CLIError) {
         let (before, after) = try CacheAccess.withCache(directory) { cache throws(CLIError) in
             try CacheAccess.attempt("trim \(directory)") { () throws(StashError) in
-                let before = (count: try cache.totalCount, size: try cache.totalSize)
+                let before = (count: try cache.count, size: try cache.totalSize)
                 if let age { try cache.trim(toAge: age) }
                 if let count { try cache.trim(toCount: count) }
                 if let size { try cache.trim(toSize: size) }
-                return (before, (count: try cache.totalCount, size: try cache.totalSize))
+                return (before, (count: try cache.count, size: try cache.totalSize))
             }
         }
         let removed = before.count - after.count

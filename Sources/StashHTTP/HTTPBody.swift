@@ -62,7 +62,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
     ///
     /// - Parameter limit: The most bytes to accept.
     /// - Returns: The body's bytes.
-    /// - Throws: ``StashError`` with ``StashError/Code/valueTooLarge`` when the body is longer
+    /// - Throws: `StashError` with `StashError.Code.valueTooLarge` when the body is longer
     ///   than `limit`, or the stream's own error.
     /// - Complexity: O(n) in the body's length. Suspends while the stream waits for data.
     public func collect(upTo limit: Int) async throws -> [UInt8] {

@@ -42,8 +42,8 @@ extension HTTPCache {
         /// The cache's name in `Cache-Status`. Defaults to `"Stash"`.
         public var cacheName: String
         /// The wall clock the cache reads for every age and freshness computation
-        /// (nanoseconds since the Unix epoch, as `Date` fields are). Defaults to ``WallClock``;
-        /// tests inject a ``ManualClock``.
+        /// (nanoseconds since the Unix epoch, as `Date` fields are). Defaults to `WallClock`;
+        /// tests inject a `ManualClock`.
         public var clock: any CacheClock
         /// Where background failures (a failed disk write, a failed background revalidation) are
         /// reported, once per incident. Defaults to a logger labelled `Stash.HTTPCache`.

@@ -35,8 +35,8 @@ public final class HTTPCache: Sendable {
     /// Creates a cache, opening its disk tier when ``Configuration/directory`` is set.
     ///
     /// - Parameter configuration: The settings. Defaults to a private, memory-only cache.
-    /// - Throws: ``StashError``: ``StashError/Code/invalidArgument`` for a negative limit,
-    ///   or the disk tier's errors (``StashError/Code/directoryUnusable``, ...).
+    /// - Throws: `StashError`: `StashError.Code.invalidArgument` for a negative limit,
+    ///   or the disk tier's errors (`StashError.Code.directoryUnusable`, ...).
     /// - Complexity: O(1). Blocks on disk I/O when opening the disk tier.
     public init(configuration: Configuration = Configuration()) throws(StashError) {
         engine = try HTTPCacheEngine(configuration: configuration)
@@ -76,7 +76,7 @@ public final class HTTPCache: Sendable {
 
     /// Removes every stored response from both tiers.
     ///
-    /// - Throws: ``StashError`` when the disk tier fails.
+    /// - Throws: `StashError` when the disk tier fails.
     /// - Complexity: O(n). Blocks on disk I/O off the cooperative pool.
     public func removeAll() async throws {
         try await engine.removeAll()
@@ -85,7 +85,7 @@ public final class HTTPCache: Sendable {
     /// Removes the stored responses (every variant, GET and HEAD) for one URL.
     ///
     /// - Parameter request: A request for the URL; its method and fields are ignored.
-    /// - Throws: ``StashError`` when the disk tier fails.
+    /// - Throws: `StashError` when the disk tier fails.
     /// - Complexity: O(1) plus a disk transaction. Thread-safe.
     public func removeResponses(for request: HTTPRequest) async throws {
         try await engine.invalidate(scheme: request.scheme, authority: request.authority, path: request.path ?? "/")

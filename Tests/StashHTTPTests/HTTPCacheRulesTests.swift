@@ -289,6 +289,29 @@ import Testing
         #expect(!HTTPCacheRules.varyMatches(response, request: makeRequest("/", [("Foo", "1,2,3")])))
     }
 
+    // MARK: CDN-Cache-Control
+
+    @Test func cdnCacheControlReplacesCacheControlInSharedMode() {
+        let cdnFresh = stored([("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=100")])
+        #expect(shared.isStorable(cdnFresh, for: makeRequest()))
+        #expect(shared.freshnessLifetime(cdnFresh) == seconds(100))
+        #expect(!`private`.isStorable(cdnFresh, for: makeRequest()))
+        let cdnShort = stored([("Cache-Control", "max-age=3600"), ("CDN-Cache-Control", "max-age=1")])
+        #expect(shared.freshnessLifetime(cdnShort) == seconds(1))
+        #expect(`private`.freshnessLifetime(cdnShort) == seconds(3600))
+        #expect(!shared.isStorable(stored([("Cache-Control", "max-age=100"), ("CDN-Cache-Control", "private")]), for: makeRequest()))
+        let noCache = stored([("Cache-Control", "max-age=100"), ("CDN-Cache-Control", "no-cache"), ("ETag", "\"1\"")])
+        #expect(shared.decision(for: makeRequest(), stored: noCache, now: now) == .validate)
+    }
+
+    @Test func anInvalidCDNCacheControlIsIgnoredWhole() {
+        for value in ["max-age=10000, &&&&&", "max-age=\"10000\"", "Max-Age=5", "max-age=", "max-age=1.5"] {
+            let response = stored([("Cache-Control", "no-store"), ("CDN-Cache-Control", value)])
+            #expect(response.cdnCacheControl == nil)
+            #expect(!shared.isStorable(response, for: makeRequest()))
+        }
+    }
+
     // MARK: Invalidation
 
     @Test func unsafeMethods() {

@@ -274,6 +274,18 @@ final class TemporaryFolder {
         #expect(try await cache.get(makeRequest(), origin).0.outcome == .miss)
     }
 
+    @Test func removeResponsesForgetsEveryVariantOfAURL() async throws {
+        let cache = try makeCache(clock: makeClock())
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("Vary", "Accept")])
+        _ = try await cache.get(makeRequest("/", [("Accept", "a")]), origin)
+        _ = try await cache.get(makeRequest("/", [("Accept", "b")]), origin)
+        _ = try await cache.get(makeRequest("/other"), origin)
+        try await cache.removeResponses(for: makeRequest("/", method: .post))
+        #expect(try await cache.get(makeRequest("/", [("Accept", "a")]), origin).0.outcome == .miss)
+        #expect(try await cache.get(makeRequest("/", [("Accept", "b")]), origin).0.outcome == .miss)
+        #expect(try await cache.get(makeRequest("/other"), origin).0.outcome == .hit)
+    }
+
     @Test func rejectsNegativeLimits() {
         var configuration = HTTPCache.Configuration()
         configuration.maximumEntrySize = -1
@@ -307,7 +319,7 @@ final class TemporaryFolder {
         let folder = TemporaryFolder()
         let disk = try DiskCache<Data>(directory: folder.path)
         try await disk.setValue(Data([0x53, 0x48, 0x43, 0x31, 0xff, 0xff]), forKey: "GET https://example.com/resource")
-        disk.close()
+        await disk.close()
         let cache = try makeCache(clock: makeClock(), directory: folder.path)
         let origin = TestOrigin(200, fresh)
         #expect(try await cache.get(makeRequest(), origin).0.outcome == .miss)

@@ -95,7 +95,8 @@ func intOption(_ name: String, default value: Int? = nil) -> Int {
 func openCache(_ directory: String, inlineThreshold: Int = 4096, autoTrim: Duration? = nil) -> DiskCache<Data> {
     do {
         return try DiskCache<Data>(
-            directory: directory, storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: autoTrim)
+            directory: directory,
+            configuration: .init(storage: .mixed(inlineThreshold: inlineThreshold), autoTrimInterval: autoTrim))
     } catch {
         fail("cannot open the cache: \(error)")
     }
@@ -212,7 +213,7 @@ func mixedSession(directory: String, id: Int, duration: Duration, seed: UInt64) 
                     }
                 default:
                     _ = try cache.contains("s-\(Int.random(in: 0..<sharedCount, using: &rng))")
-                    _ = try cache.totalCount
+                    _ = try cache.count
                 }
             } catch {
                 report("operation \(seq) threw \(error)")

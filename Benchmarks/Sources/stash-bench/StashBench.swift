@@ -157,6 +157,7 @@ struct StashBench: ParsableCommand {
 
         let failed = (report.targets + report.disk.flatMap(\.targets)).contains { !$0.passed }
             || report.hitRatio.contains { $0.stashLRUMatchesReadme != true || !$0.optMatchesReadme }
+            || checkHitRatioTargets(report.hitRatio).contains { $0.enforced && !$0.passed }
         if strict && failed {
             throw ExitCode(2)
         }

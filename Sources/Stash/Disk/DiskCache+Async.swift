@@ -64,4 +64,41 @@ extension DiskCache {
     public func trim(toAge age: Duration) async throws(StashError) {
         try await core.run { [self] () throws(StashError) in try trim(toAge: age) }
     }
+
+    /// Removes expired entries. See `removeExpired()`.
+    public func removeExpired() async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try removeExpired() }
+    }
+
+    /// Writes pending access times. See `flush()`.
+    public func flush() async throws(StashError) {
+        try await core.run { [self] () throws(StashError) in try flush() }
+    }
+
+    /// Closes the cache, after a consistency check under way. See `close()`.
+    public func close() async {
+        _ = try? await core.run { [self] () throws(StashError) in close() }
+    }
+
+    /// Runs the consistency check. See `verify()`.
+    public func verify() async throws(StashError) -> RepairReport {
+        try await core.run { [self] () throws(StashError) in try verify() }
+    }
+
+    /// What the cache holds on disk. See `usage()`.
+    public func usage() async throws(StashError) -> DiskUsage {
+        try await core.run { [self] () throws(StashError) in try usage() }
+    }
+
+    /// The number of entries. See ``count``.
+    ///
+    /// A method, since a property cannot have both a blocking and an async getter.
+    public func count() async throws(StashError) -> Int {
+        try await core.run { [self] () throws(StashError) in try count }
+    }
+
+    /// The total size of the stored values. See ``totalSize``.
+    public func totalSize() async throws(StashError) -> Int {
+        try await core.run { [self] () throws(StashError) in try totalSize }
+    }
 }

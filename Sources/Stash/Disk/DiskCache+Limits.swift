@@ -1,6 +1,6 @@
 extension DiskCache {
     /// The most entries the cache holds. Strict for this instance: after a
-    /// write returns, ``totalCount`` ≤ `countLimit`.
+    /// write returns, ``count`` ≤ `countLimit`.
     ///
     /// Defaults to `Int.max` (no limit). Lowering it trims at once, least
     /// recently used first; a failure of that trim is logged. A negative value
@@ -8,14 +8,8 @@ extension DiskCache {
     ///
     /// - Complexity: O(1), plus O(log n) per evicted entry. Thread-safe; blocks on disk I/O when lowered.
     public var countLimit: Int {
-        get { core.lock.withLock { core.countLimit } }
-        set {
-            let limit = validated(newValue, "countLimit")
-            trimLogging { core, storage throws(StashError) in
-                core.countLimit = limit
-                try core.enforceSizeLimits(storage)
-            }
-        }
+        get { core.limits.count }
+        set { core.setCountLimit(newValue) }
     }
 
     /// The most bytes of values the cache holds. Strict for this instance:
@@ -28,14 +22,8 @@ extension DiskCache {
     ///
     /// - Complexity: O(1), plus O(log n) per evicted entry. Thread-safe; blocks on disk I/O when lowered.
     public var sizeLimit: Int {
-        get { core.lock.withLock { core.sizeLimit } }
-        set {
-            let limit = validated(newValue, "sizeLimit")
-            trimLogging { core, storage throws(StashError) in
-                core.sizeLimit = limit
-                try core.enforceSizeLimits(storage)
-            }
-        }
+        get { core.limits.size }
+        set { core.setSizeLimit(newValue) }
     }
 
     /// How long after its last write an entry expires. Strict: an older entry
@@ -47,36 +35,22 @@ extension DiskCache {
     /// - Complexity: O(1); O(removed) when lowered. Thread-safe.
     public var ageLimit: Duration? {
         get {
-            let nanos = core.lock.withLock { core.ageLimit }
+            let nanos = core.limits.age
             return nanos == .max ? nil : .nanoseconds(nanos)
         }
-        set {
-            var nanos = newValue?.nanosecondsClamped ?? .max
-            if nanos < 0 {
-                core.logger.warning("ageLimit must not be negative; using 0")
-                nanos = 0
-            }
-            trimLogging { core, storage throws(StashError) in
-                core.ageLimit = nanos
-                if nanos != .max {
-                    _ = try storage.trim(toAge: .nanoseconds(nanos))
-                }
-            }
-        }
+        set { core.setAgeLimit(newValue) }
     }
 
     /// Free bytes to keep on the cache's volume (read with `statvfs`). The
     /// background trim evicts, least recently used first, until there are.
     ///
     /// Defaults to 0: no limit. Not strict: other programs change the free space.
+    /// A negative value is logged and treated as 0.
     ///
     /// - Complexity: O(1). Thread-safe.
     public var freeDiskSpaceLimit: Int {
-        get { core.lock.withLock { core.freeDiskSpaceLimit } }
-        set {
-            let limit = validated(newValue, "freeDiskSpaceLimit")
-            core.lock.withLock { core.freeDiskSpaceLimit = limit }
-        }
+        get { core.limits.freeDiskSpace }
+        set { core.setFreeDiskSpaceLimit(newValue) }
     }
 
     /// How often the background trim runs: saving access times, removing
@@ -88,7 +62,7 @@ extension DiskCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var autoTrimInterval: Duration? {
-        get { core.lock.withLock { core.autoTrimTimer.interval } }
+        get { core.autoTrimInterval }
         set { core.setAutoTrimInterval(newValue) }
     }
 
@@ -99,7 +73,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` on a disk failure; entries removed before it stay removed.
     /// - Complexity: O(removed × log n), in batched transactions. Blocks on disk I/O. Thread-safe.
     public func trim(toCount maxCount: Int) throws(StashError) {
-        try core.withStorage { storage throws(StashError) in _ = try storage.trim(toCount: Swift.max(maxCount, 0)) }
+        try core.trim(toCount: maxCount)
     }
 
     /// Removes the least recently used entries until the values take at most `maxSize` bytes.
@@ -107,7 +81,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` on a disk failure; entries removed before it stay removed.
     /// - Complexity: O(removed × log n), in batched transactions. Blocks on disk I/O. Thread-safe.
     public func trim(toSize maxSize: Int) throws(StashError) {
-        try core.withStorage { storage throws(StashError) in _ = try storage.trim(toSize: Swift.max(maxSize, 0)) }
+        try core.trim(toSize: maxSize)
     }
 
     /// Removes every entry written `age` or longer ago. Ages count from the
@@ -116,7 +90,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` on a disk failure; entries removed before it stay removed.
     /// - Complexity: O(removed × log n), in batched transactions. Blocks on disk I/O. Thread-safe.
     public func trim(toAge age: Duration) throws(StashError) {
-        try core.withStorage { storage throws(StashError) in _ = try storage.trim(toAge: Swift.max(age, .zero)) }
+        try core.trim(toAge: age)
     }
 
     /// Removes expired entries now rather than at the next background trim.
@@ -124,26 +98,6 @@ extension DiskCache {
     /// - Throws: ``StashError`` on a disk failure.
     /// - Complexity: O(removed × log n). Blocks on disk I/O. Thread-safe.
     public func removeExpired() throws(StashError) {
-        try core.withStorage { storage throws(StashError) in _ = try storage.removeExpired() }
-    }
-
-    // MARK: - Helpers
-
-    private func validated(_ value: Int, _ name: String) -> Int {
-        if value < 0 {
-            core.logger.warning("\(name) must not be negative (got \(value)); using 0")
-            return 0
-        }
-        return value
-    }
-
-    /// Runs a limit change and its trim under the lock, logging a failure:
-    /// property setters cannot throw.
-    private func trimLogging(_ body: (DiskCacheCore<Value>, KVStorage) throws(StashError) -> Void) {
-        do {
-            try core.withStorage { storage throws(StashError) in try body(core, storage) }
-        } catch {
-            core.logger.error("trimming to a new limit failed", metadata: ["error": "\(error)"])
-        }
+        try core.removeExpired()
     }
 }

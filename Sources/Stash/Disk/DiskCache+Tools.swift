@@ -9,13 +9,14 @@ import Logging
 // apps that want the same.
 
 extension DiskCache {
-    /// Statistics about the cache's contents: count, sizes, inline and file
-    /// counts, oldest and newest access. Saves pending access times first.
+    /// What the cache holds on disk: bytes of values, inline and file counts,
+    /// oldest and newest access, the manifest's size. Saves pending access times
+    /// first. (Lookup counters are ``statistics``.)
     ///
     /// - Throws: ``StashError`` on a disk failure, or after ``close()``.
     /// - Complexity: O(log n). Blocks on disk I/O. Thread-safe.
-    public func stats() throws(StashError) -> DiskStorageStats {
-        try core.withStorage { storage throws(StashError) in try storage.stats() }
+    public func usage() throws(StashError) -> DiskUsage {
+        try core.usage()
     }
 
     /// Runs the consistency check now and returns what it repaired: orphan
@@ -28,7 +29,7 @@ extension DiskCache {
     /// - Complexity: O(n + f) for n entries and f files, under the cache's lock.
     ///   Blocks on disk I/O. Thread-safe.
     public func verify() throws(StashError) -> RepairReport {
-        try core.withStorage { storage throws(StashError) in try storage.checkConsistency() }
+        try core.verify()
     }
 
     /// Deletes, on the calling thread, what `removeAll()` moved into the
@@ -38,23 +39,20 @@ extension DiskCache {
     /// - Complexity: O(n) in the trash's entries. Thread-safe; takes no lock.
     @discardableResult
     package func emptyTrash() -> Int {
-        core.storage.trash.empty()
+        core.emptyTrash()
     }
 }
 
 extension DiskCache where Value == Data {
-    /// Opens the cache in `directory` without a `DiskCache` (so no background
-    /// check runs first and repairs things unreported), runs the consistency
-    /// check, empties the trash and closes it.
+    /// Runs the consistency check on the existing cache in `directory` without a
+    /// `DiskCache` (so no background check runs first and repairs things
+    /// unreported), then empties the trash. Creates nothing: a directory that is
+    /// not a cache's is an error, not a new cache.
     ///
     /// - Returns: What was repaired.
     /// - Throws: `StashError`: `.directoryUnusable`, `.databaseFailed`, `.ioFailed`.
     /// - Complexity: O(n + f) for n entries and f files. Blocks on disk I/O.
     package static func verify(directory: String, logger: Logger) throws(StashError) -> RepairReport {
-        let storage = try KVStorage(directory: directory, clock: WallClock(), logger: logger)
-        defer { storage.close() }
-        let report = try storage.checkConsistency()
-        storage.emptyTrash()
-        return report
+        try KVStorage.checkConsistency(ofDirectory: directory, clock: WallClock(), logger: logger, emptyingTrash: true)
     }
 }

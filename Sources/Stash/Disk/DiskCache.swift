@@ -20,7 +20,8 @@ import Logging
 /// values live inline in SQLite, large ones in files: see ``DiskStorageKind``.
 /// File names are random, never derived from keys, so any non-empty `String` is
 /// a valid key. Keys compare as Swift's `String`s do: canonically equivalent
-/// spellings (precomposed "é" and "e" + U+0301) are one key, stored in NFC. See the On-Disk Format article for the schema.
+/// spellings (precomposed "é" and "e" + U+0301) are one key, stored in NFC. The
+/// layout and the schema are described in <doc:OnDiskFormat>.
 ///
 /// ## Limits
 /// ``countLimit`` and ``sizeLimit`` are strict for this instance: after a write
@@ -29,7 +30,8 @@ import Logging
 /// directory can exceed them until this instance's next write or trim.) An
 /// entry past ``ageLimit`` or its own time to live is never returned.
 /// ``freeDiskSpaceLimit`` is kept by the background trim every
-/// ``autoTrimInterval``.
+/// ``autoTrimInterval``. A negative limit, given to the initialiser or a
+/// setter, is treated as 0 and logged as a warning: never an error or a trap.
 ///
 /// ## Reads don't write
 /// A read is one indexed `SELECT`. Last-access times for LRU are kept in memory
@@ -49,6 +51,10 @@ import Logging
 /// Each operation also has an `async` form that runs the blocking work on a
 /// dedicated dispatch queue, never on Swift's cooperative thread pool.
 public final class DiskCache<Value: Sendable>: Sendable {
+    /// The settings of a disk cache: ``DiskCacheConfiguration``.
+    public typealias Configuration = DiskCacheConfiguration
+
+    /// The engine: the only owner of the lock, the storage and the limits.
     let core: DiskCacheCore<Value>
 
     /// Opens the cache in `directory`, creating it (mode 0700) if needed.
@@ -59,61 +65,47 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///
     /// - Parameters:
     ///   - directory: The cache's directory.
-    ///   - storage: Where values go: inline in SQLite, in files, or by size.
-    ///     Defaults to ``DiskStorageKind/default``.
     ///   - codec: How values become bytes.
-    ///   - countLimit: The most entries. Strict. Defaults to `Int.max`: no limit.
-    ///   - sizeLimit: The most bytes of values. Strict. Defaults to `Int.max`: no limit.
-    ///   - ageLimit: How long after its last write an entry expires. Strict.
-    ///     Defaults to `nil`: never.
-    ///   - freeDiskSpaceLimit: Free bytes to keep on the volume; the background
-    ///     trim evicts until there are. Defaults to 0: none.
-    ///   - autoTrimInterval: How often the background trim runs. Defaults to 60
-    ///     seconds; `nil` turns it off.
-    ///   - clock: The source of time. Defaults to ``WallClock``: times are
-    ///     stored, so they must survive restarts.
-    ///   - logger: Where background failures and repairs are reported. Defaults
-    ///     to a logger labelled `Stash.DiskCache`.
-    /// - Throws: ``StashError`` with ``StashError/Code/invalidArgument`` for a
-    ///   negative limit, ``StashError/Code/directoryUnusable`` if the directory
-    ///   cannot be created or used, ``StashError/Code/databaseFailed`` if SQLite
-    ///   fails for another reason than damage.
+    ///   - configuration: Where values go, the limits, the background trim, the
+    ///     clock and the logger. Defaults to ``DiskCacheConfiguration/init(storage:countLimit:sizeLimit:ageLimit:freeDiskSpaceLimit:autoTrimInterval:clock:logger:)``
+    ///     with its defaults: no limits, a trim every 60 seconds, the wall clock.
+    ///     Negative limits are treated as 0, with a warning.
+    /// - Throws: ``StashError`` with ``StashError/Code/directoryUnusable`` if the
+    ///   directory cannot be created or used, ``StashError/Code/databaseFailed``
+    ///   if SQLite fails for another reason than damage.
     /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
     public init(
-        directory: String,
-        storage: DiskStorageKind = .default,
-        codec: DiskCodec<Value>,
-        countLimit: Int = .max,
-        sizeLimit: Int = .max,
-        ageLimit: Duration? = nil,
-        freeDiskSpaceLimit: Int = 0,
-        autoTrimInterval: Duration? = .seconds(60),
-        clock: any CacheClock = WallClock(),
-        logger: Logger = Logger(label: "Stash.DiskCache")
+        directory: String, codec: DiskCodec<Value>, configuration: Configuration = Configuration()
     ) throws(StashError) {
-        for (name, value) in [("countLimit", countLimit), ("sizeLimit", sizeLimit), ("freeDiskSpaceLimit", freeDiskSpaceLimit)]
-        where value < 0 {
-            throw StashError(.invalidArgument, "\(name) must not be negative (got \(value))")
-        }
-        let age = ageLimit?.nanosecondsClamped ?? .max
-        if age < 0 {
-            throw StashError(.invalidArgument, "ageLimit must not be negative (got \(ageLimit!))")
-        }
-        let kvStorage = try KVStorage(directory: directory, kind: storage, clock: clock, logger: logger)
-        core = DiskCacheCore(
-            storage: kvStorage, codec: codec, countLimit: countLimit, sizeLimit: sizeLimit, ageLimit: age,
-            freeDiskSpaceLimit: freeDiskSpaceLimit, clock: clock, logger: logger)
-        core.setAutoTrimInterval(autoTrimInterval)
-        core.scheduleConsistencyCheck()
+        core = try DiskCacheCore(directory: directory, codec: codec, configuration: configuration)
+    }
+
+    /// Opens the cache in `directory` with a size limit and otherwise the
+    /// defaults of ``Configuration``: the common case.
+    ///
+    /// - Parameters:
+    ///   - directory: The cache's directory, created if missing.
+    ///   - codec: How values become bytes.
+    ///   - sizeLimit: The most bytes of values. Strict.
+    ///   - ageLimit: How long after its last write an entry expires. Strict.
+    ///     Defaults to `nil`: never.
+    /// - Throws: As ``init(directory:codec:configuration:)``.
+    /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
+    public convenience init(directory: String, codec: DiskCodec<Value>, sizeLimit: Int, ageLimit: Duration? = nil) throws(StashError) {
+        try self.init(directory: directory, codec: codec, configuration: Configuration(sizeLimit: sizeLimit, ageLimit: ageLimit))
     }
 
     /// The cache's directory.
-    public var directory: String { core.storage.directory }
+    ///
+    /// - Complexity: O(1). Thread-safe.
+    public var directory: String { core.directory }
 
     // MARK: - Reading
 
     /// The value stored for `key`, or `nil` if there is none, it has expired, or
     /// its bytes cannot be decoded (the entry is then removed and the failure logged).
+    ///
+    /// Counted in ``statistics`` as a hit or a miss.
     ///
     /// - Throws: ``StashError``: ``StashError/Code/invalidKey`` for an empty key;
     ///   ``StashError/Code/databaseFailed`` or ``StashError/Code/ioFailed`` when
@@ -121,65 +113,21 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One indexed `SELECT`, O(log n), plus reading the value.
     ///   Blocks on disk I/O. Thread-safe.
     public func value(forKey key: String) throws(StashError) -> Value? {
-        let key = Self.storedKey(key)
-        guard let item = try freshItem(forKey: key) else { return nil }
-        return try decode(item, forKey: key)
+        try core.value(forKey: key)
     }
 
-    /// A value read back, with what ``Cache`` needs to promote it into memory.
-    struct Found {
-        var value: Value
-        /// The encoded size in bytes.
-        var size: Int
-        /// When it expires, on the cache's clock, or nil for never.
-        var expiration: Int64?
+    /// `value(forKey:)`, with the value's encoded size and expiration, for ``Cache``.
+    func valueWithMetadata(forKey key: String) throws(StashError) -> DiskCacheCore<Value>.Found? {
+        try core.valueWithMetadata(forKey: key)
     }
 
-    /// `value(forKey:)`, with the value's encoded size and expiration.
-    ///
-    /// (`value(forKey:)` does not go through this: building a `Found`, a generic
-    /// type, costs a metadata lookup per call in unspecialised code.)
-    func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
-        let key = Self.storedKey(key)
-        guard let item = try freshItem(forKey: key), let value = try decode(item, forKey: key) else { return nil }
-        return Found(value: value, size: item.size, expiration: item.expirationTime)
-    }
-
-    /// The entry for `key` (in stored form) unless there is none or it is past the
-    /// age limit. The age limit is read, and an entry past it removed, under the
-    /// same lock as the read.
-    private func freshItem(forKey key: String) throws(StashError) -> KVStorage.Item? {
-        try core.withStorage { storage throws(StashError) -> KVStorage.Item? in
-            guard let item = try storage.value(forKey: key) else { return nil }
-            if core.isTooOld(modificationTime: item.modificationTime) {
-                _ = try storage.removeValue(forKey: key)
-                return nil
-            }
-            return item
-        }
-    }
-
-    /// Decodes `item`'s bytes; a value that fails to decode is removed and logged,
-    /// and reads as `nil`.
-    private func decode(_ item: KVStorage.Item, forKey key: String) throws(StashError) -> Value? {
-        do {
-            return try core.codec.decode(item.value)
-        } catch {
-            core.logger.error(
-                "could not decode a stored value; removing it",
-                metadata: ["key": "\(KVStorage.describe(key))", "error": "\(error)"])
-            try core.withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
-            return nil
-        }
-    }
-
-    /// Whether the cache holds a fresh value for `key`. Does not count as an access for LRU.
+    /// Whether the cache holds a fresh value for `key`. Does not count as an access
+    /// for LRU, nor as a lookup in ``statistics``.
     ///
     /// - Throws: As `value(forKey:)`.
     /// - Complexity: One indexed `SELECT`. Blocks on disk I/O. Thread-safe.
     public func contains(_ key: String) throws(StashError) -> Bool {
-        let key = Self.storedKey(key)
-        return try core.withStorage { storage throws(StashError) in try storage.contains(key) }
+        try core.contains(key)
     }
 
     /// The extended data stored beside `key`'s value, or `nil` if there is none
@@ -188,8 +136,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Throws: As `value(forKey:)`.
     /// - Complexity: One indexed `SELECT`. Blocks on disk I/O. Thread-safe.
     public func extendedData(forKey key: String) throws(StashError) -> Data? {
-        let key = Self.storedKey(key)
-        return try core.withStorage { storage throws(StashError) in try storage.extendedData(forKey: key) }
+        try core.extendedData(forKey: key)
     }
 
     // MARK: - Writing
@@ -216,41 +163,19 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One transaction, plus writing a file for a large value.
     ///   Blocks on disk I/O. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil, extendedData: Data? = nil) throws(StashError) {
-        _ = try setValueReturningSize(value, forKey: key, ttl: ttl, extendedData: extendedData)
+        _ = try core.setValue(value, forKey: key, ttl: ttl, extendedData: extendedData)
     }
 
     /// `setValue(_:forKey:ttl:extendedData:)`, returning the encoded size: the
     /// default memory cost in ``Cache``.
-    func setValueReturningSize(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data? = nil) throws(StashError) -> Int {
-        let key = Self.storedKey(key)
-        try KVStorage.validate(key)
-        let bytes: Data
-        do {
-            bytes = try core.codec.encode(value)
-        } catch {
-            throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
-        }
-        try store(bytes, forKey: key, ttl: ttl, extendedData: extendedData)
-        return bytes.count
+    func setValueReturningSize(_ value: Value, forKey key: String, ttl: Duration?) throws(StashError) -> Int {
+        try core.setValue(value, forKey: key, ttl: ttl, extendedData: nil)
     }
 
-    /// Writes encoded bytes and keeps the limits.
-    private func store(_ bytes: Data, forKey key: String, ttl: Duration?, extendedData: Data?) throws(StashError) {
-        let ttlNanos = ttl?.nanosecondsClamped
-        try core.withStorage { storage throws(StashError) in
-            if let ttlNanos, ttlNanos <= 0 {
-                _ = try storage.removeValue(forKey: key)
-                return
-            }
-            if bytes.count > core.sizeLimit {
-                throw StashError(
-                    .valueTooLarge,
-                    "a value of \(bytes.count) bytes exceeds the size limit of \(core.sizeLimit) for key \(KVStorage.describe(key)); nothing was changed")
-            }
-            let expiration = core.expiration(ttl: ttlNanos, now: core.clock.nanosecondsNow)
-            try storage.setValue(bytes, forKey: key, expiration: expiration, extendedData: extendedData)
-            try core.enforceSizeLimits(storage)
-        }
+    /// Throws ``StashError/Code/invalidKey`` for a key the disk tier refuses (the
+    /// empty key), so that a memory-only ``Cache`` refuses the same keys.
+    static func validate(_ key: String) throws(StashError) {
+        try KVStorage.validate(key)
     }
 
     /// Removes the value for `key`.
@@ -261,8 +186,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: One transaction. Blocks on disk I/O. Thread-safe.
     @discardableResult
     public func removeValue(forKey key: String) throws(StashError) -> Bool {
-        let key = Self.storedKey(key)
-        return try core.withStorage { storage throws(StashError) in try storage.removeValue(forKey: key) }
+        try core.removeValue(forKey: key)
     }
 
     /// Removes every entry.
@@ -274,7 +198,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Complexity: O(n) row deletions in one transaction; O(1) file-system
     ///   work. Blocks on disk I/O. Thread-safe.
     public func removeAll() throws(StashError) {
-        try removeAll(progress: { _, _ in })
+        try core.removeAll(progress: { _, _ in })
     }
 
     /// Removes every entry, reporting progress, like YYCache's
@@ -286,22 +210,17 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Throws: ``StashError`` on a disk failure; nothing is removed then.
     /// - Complexity: As `removeAll()`.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
-        try withoutActuallyEscaping(progress) { progress throws(StashError) in
-            try core.withStorage { storage throws(StashError) in try storage.removeAll(progress: progress) }
-        }
-        core.maintenanceQueue.async { [core] in core.emptyTrash() }
+        try core.removeAll(progress: progress)
     }
 
-    // MARK: - Size
+    // MARK: - Size and statistics
 
     /// The number of entries, including expired ones not yet trimmed.
     ///
     /// - Throws: ``StashError`` on a disk failure.
     /// - Complexity: O(1): kept in the manifest. Blocks on disk I/O. Thread-safe.
-    public var totalCount: Int {
-        get throws(StashError) {
-            try core.withStorage { storage throws(StashError) in try storage.totals().count }
-        }
+    public var count: Int {
+        get throws(StashError) { try core.count() }
     }
 
     /// The total size of the stored values, in bytes.
@@ -309,9 +228,17 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Throws: ``StashError`` on a disk failure.
     /// - Complexity: O(1): kept in the manifest. Blocks on disk I/O. Thread-safe.
     public var totalSize: Int {
-        get throws(StashError) {
-            try core.withStorage { storage throws(StashError) in try storage.totals().size }
-        }
+        get throws(StashError) { try core.totalSize() }
+    }
+
+    /// This instance's lookup counters since it opened: hits and misses of
+    /// `value(forKey:)`, and evictions (entries removed by a limit, a trim or
+    /// expiry; removals by the caller are not counted). In memory only: other
+    /// instances and processes sharing the directory keep their own.
+    ///
+    /// - Complexity: O(1). Never blocks on disk I/O. Thread-safe.
+    public var statistics: CacheStatistics {
+        core.statistics()
     }
 
     // MARK: - Lifecycle
@@ -321,7 +248,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// - Throws: ``StashError`` on a disk failure.
     /// - Complexity: One transaction. Blocks on disk I/O. Thread-safe.
     public func flush() throws(StashError) {
-        try core.withStorage { storage throws(StashError) in try storage.flushAccessTimes() }
+        try core.flush()
     }
 
     /// Saves pending access times and closes the manifest. Every later call
@@ -329,35 +256,48 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///
     /// If the background consistency check that follows opening is still running,
     /// waits for it to finish first, so that nothing uses the directory once this
-    /// returns.
+    /// returns: close a cache before deleting its directory.
     ///
     /// - Complexity: One transaction, plus the rest of a consistency check under
     ///   way (O(n)). Blocks on disk I/O. Thread-safe.
     public func close() {
-        core.setAutoTrimInterval(nil)
         core.close()
+    }
+
+    /// The cache clock's reading now, for ``Cache``'s promotions.
+    var nanosecondsNow: Int64 { core.nanosecondsNow }
+
+    /// Runs `body` on the cache's I/O queue, off Swift's cooperative pool: the
+    /// async forms of this cache's and ``Cache``'s operations.
+    func run<Result: Sendable>(_ body: @escaping @Sendable () throws(StashError) -> Result) async throws(StashError) -> Result {
+        try await core.run(body)
+    }
+
+    /// Blocks until the background work queued so far has finished: the
+    /// consistency check that follows opening, emptying the trash, a background
+    /// trim under way. For tests and tools that must see the cache at rest.
+    ///
+    /// - Complexity: As the work it waits for (a consistency check is O(n)).
+    package func waitForBackgroundWork() {
+        core.waitForBackgroundWork()
     }
 }
 
 extension DiskCache where Value == Data {
-    /// Opens a cache of raw bytes in `directory`. See
-    /// ``init(directory:storage:codec:countLimit:sizeLimit:ageLimit:freeDiskSpaceLimit:autoTrimInterval:clock:logger:)``.
+    /// Opens a cache of raw bytes in `directory`. See ``init(directory:codec:configuration:)``.
     ///
     /// - Throws: As the designated initialiser.
-    public convenience init(
-        directory: String,
-        storage: DiskStorageKind = .default,
-        countLimit: Int = .max,
-        sizeLimit: Int = .max,
-        ageLimit: Duration? = nil,
-        freeDiskSpaceLimit: Int = 0,
-        autoTrimInterval: Duration? = .seconds(60),
-        clock: any CacheClock = WallClock(),
-        logger: Logger = Logger(label: "Stash.DiskCache")
-    ) throws(StashError) {
-        try self.init(
-            directory: directory, storage: storage, codec: .data, countLimit: countLimit, sizeLimit: sizeLimit,
-            ageLimit: ageLimit, freeDiskSpaceLimit: freeDiskSpaceLimit, autoTrimInterval: autoTrimInterval,
-            clock: clock, logger: logger)
+    /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
+    public convenience init(directory: String, configuration: Configuration = Configuration()) throws(StashError) {
+        try self.init(directory: directory, codec: .data, configuration: configuration)
+    }
+
+    /// Opens a cache of raw bytes in `directory` with a size limit. See
+    /// ``init(directory:codec:sizeLimit:ageLimit:)``.
+    ///
+    /// - Throws: As the designated initialiser.
+    /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
+    public convenience init(directory: String, sizeLimit: Int, ageLimit: Duration? = nil) throws(StashError) {
+        try self.init(directory: directory, codec: .data, sizeLimit: sizeLimit, ageLimit: ageLimit)
     }
 }

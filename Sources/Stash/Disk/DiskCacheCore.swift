@@ -7,56 +7,81 @@ import Dispatch
 import Logging
 
 /// The thread-safe heart of ``DiskCache``: a ``KVStorage`` behind a lock, the
-/// codec, the limits, and the background work (trimming, emptying the trash,
-/// the start-up consistency check).
+/// codec, the limits, the lookup counters, and the background work (trimming,
+/// emptying the trash, the start-up consistency check).
 ///
-/// Encoding and decoding run outside the lock; only storage calls run under it.
+/// The only owner of its lock and its state: ``DiskCache`` calls its methods and
+/// never touches either. Methods whose name starts with `_` assume the lock is
+/// held. Encoding and decoding run outside the lock; only storage calls run
+/// under it.
 final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `storage` and every `var` below are only touched with
-    // `lock` held; the `let`s are immutable and Sendable (KVStorage itself is not,
-    // which is why it never escapes the lock). The background consistency check's
-    // own KVStorage is created, used and closed on one thread, never shared.
+    // @unchecked Sendable: `storage` and every `var` below are private and only
+    // touched with `lock` held; the `let`s are immutable and Sendable (KVStorage
+    // itself is not, which is why it never escapes the lock). The background
+    // consistency check opens no storage of its own here: it goes through
+    // KVStorage.checkConsistency(ofDirectory:...), which opens, uses and closes
+    // one on the maintenance thread.
 
-    let lock = Lock()
+    private let lock = Lock()
     /// Held for the whole background consistency check, and by ``close()`` before it
     /// closes the storage, so that no check still uses the directory once `close()`
     /// has returned. Never taken by reads or writes. Lock order: `checkLock`, then
     /// `lock`.
-    let checkLock = Lock()
-    let storage: KVStorage
-    let codec: DiskCodec<Value>
-    let logger: Logger
-    let clock: any CacheClock
+    private let checkLock = Lock()
+    private let storage: KVStorage
+    private let codec: DiskCodec<Value>
+    private let logger: Logger
+    private let clock: any CacheClock
+    /// The cache's directory, as the storage normalised it.
+    let directory: String
     /// Runs the async API's blocking work, never on Swift's cooperative thread pool.
-    let ioQueue: DispatchQueue
+    private let ioQueue: DispatchQueue
     /// Runs the background jobs, so that they never queue in front of callers.
-    let maintenanceQueue: DispatchQueue
+    private let maintenanceQueue: DispatchQueue
 
-    var countLimit: Int
-    var sizeLimit: Int
+    private var countLimit: Int
+    private var sizeLimit: Int
     /// Nanoseconds, or `Int64.max` for no limit.
-    var ageLimit: Int64
-    var freeDiskSpaceLimit: Int
-    var autoTrimTimer = AutoTrimTimer()
+    private var ageLimit: Int64
+    private var freeDiskSpaceLimit: Int
+    private var autoTrimTimer = AutoTrimTimer()
+    /// Lookups that returned a value and lookups that did not.
+    private var hits = 0
+    private var misses = 0
+    /// Entries removed by a trim, a limit or expiry (reads that find an entry
+    /// expired are counted by the storage: ``KVStorage/expiredOnRead``).
+    private var evictions = 0
     /// A test hook: called by the background consistency check on the maintenance
     /// queue, without the cache's lock, once it has listed `data/` and before its
-    /// write transaction. `nil` (the default) outside tests. Guarded by `lock`.
-    var consistencyCheckAfterListing: (@Sendable () -> Void)?
+    /// write transaction. `nil` (the default) outside tests.
+    private var consistencyCheckAfterListing: (@Sendable () -> Void)?
 
-    init(
-        storage: KVStorage, codec: DiskCodec<Value>, countLimit: Int, sizeLimit: Int, ageLimit: Int64,
-        freeDiskSpaceLimit: Int, clock: any CacheClock, logger: Logger
-    ) {
-        self.storage = storage
+    /// Opens the storage in `directory` with `configuration`, clamping negative
+    /// limits to 0 with a warning, and starts the background work.
+    init(directory: String, codec: DiskCodec<Value>, configuration: DiskCacheConfiguration) throws(StashError) {
+        let logger = configuration.logger
+        func clamped(_ value: Int, _ name: String) -> Int {
+            Self.clamped(value, name, logger: logger)
+        }
+        var age = configuration.ageLimit?.nanosecondsClamped ?? .max
+        if age < 0 {
+            logger.warning("ageLimit must not be negative (got \(configuration.ageLimit!)); using 0")
+            age = 0
+        }
+        storage = try KVStorage(
+            directory: directory, kind: configuration.storage, clock: configuration.clock, logger: logger)
+        self.directory = storage.directory
         self.codec = codec
-        self.countLimit = countLimit
-        self.sizeLimit = sizeLimit
-        self.ageLimit = ageLimit
-        self.freeDiskSpaceLimit = freeDiskSpaceLimit
-        self.clock = clock
+        countLimit = clamped(configuration.countLimit, "countLimit")
+        sizeLimit = clamped(configuration.sizeLimit, "sizeLimit")
+        ageLimit = age
+        freeDiskSpaceLimit = clamped(configuration.freeDiskSpaceLimit, "freeDiskSpaceLimit")
+        clock = configuration.clock
         self.logger = logger
         ioQueue = DispatchQueue(label: "Stash.DiskCache.io")
         maintenanceQueue = DispatchQueue(label: "Stash.DiskCache.maintenance", qos: .utility)
+        setAutoTrimInterval(configuration.autoTrimInterval)
+        scheduleConsistencyCheck()
     }
 
     deinit {
@@ -64,64 +89,336 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         storage.close()
     }
 
-    /// Closes the storage, after waiting for a background consistency check under
-    /// way to finish (at most one check's duration: O(n)). Idempotent. Blocks.
-    func close() {
-        checkLock.withLock {
-            lock.withLock { storage.close() }
+    /// `value`, or 0 with a warning if it is negative: the policy for every
+    /// negative limit.
+    private static func clamped(_ value: Int, _ name: String, logger: Logger) -> Int {
+        if value < 0 {
+            logger.warning("\(name) must not be negative (got \(value)); using 0")
+            return 0
         }
+        return value
     }
 
-    /// Runs `body` on the storage with the lock held.
+    /// Runs `body` on the storage with the lock held. Private to the core, but for
+    /// tests that inspect the storage (a row's file name, say).
     func withStorage<Result>(_ body: (KVStorage) throws(StashError) -> Result) throws(StashError) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(storage)
     }
 
+    // MARK: - Reading
+
+    /// A value read back, with what ``Cache`` needs to promote it into memory.
+    struct Found {
+        var value: Value
+        /// The encoded size in bytes.
+        var size: Int
+        /// When it expires, on the cache's clock, or nil for never.
+        var expiration: Int64?
+    }
+
+    /// See ``DiskCache/value(forKey:)``.
+    func value(forKey key: String) throws(StashError) -> Value? {
+        let key = KVStorage.storedKey(key)
+        guard let item = try freshItem(forKey: key) else { return nil }
+        return try decode(item, forKey: key)
+    }
+
+    /// `value(forKey:)`, with the value's encoded size and expiration.
+    ///
+    /// (`value(forKey:)` does not go through this: building a `Found`, a generic
+    /// type, costs a metadata lookup per call in unspecialised code.)
+    func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
+        let key = KVStorage.storedKey(key)
+        guard let item = try freshItem(forKey: key), let value = try decode(item, forKey: key) else { return nil }
+        return Found(value: value, size: item.size, expiration: item.expirationTime)
+    }
+
+    /// The entry for `key` (in stored form) unless there is none or it is past the
+    /// age limit, counted as a hit or a miss. The age limit is read, and an entry
+    /// past it removed, under the same lock as the read.
+    private func freshItem(forKey key: String) throws(StashError) -> KVStorage.Item? {
+        try withStorage { storage throws(StashError) -> KVStorage.Item? in
+            guard let item = try storage.value(forKey: key) else {
+                misses += 1
+                return nil
+            }
+            if _isTooOld(modificationTime: item.modificationTime) {
+                if try storage.removeValue(forKey: key) { evictions += 1 }
+                misses += 1
+                return nil
+            }
+            hits += 1
+            return item
+        }
+    }
+
+    /// Decodes `item`'s bytes; a value that fails to decode is removed and logged,
+    /// and reads as `nil` (a miss, not the hit ``freshItem(forKey:)`` counted).
+    private func decode(_ item: KVStorage.Item, forKey key: String) throws(StashError) -> Value? {
+        do {
+            return try codec.decode(item.value)
+        } catch {
+            logger.error(
+                "could not decode a stored value; removing it",
+                metadata: ["key": "\(KVStorage.describe(key))", "error": "\(error)"])
+            try withStorage { storage throws(StashError) in
+                hits -= 1
+                misses += 1
+                _ = try storage.removeValue(forKey: key)
+            }
+            return nil
+        }
+    }
+
+    /// See ``DiskCache/contains(_:)``.
+    func contains(_ key: String) throws(StashError) -> Bool {
+        let key = KVStorage.storedKey(key)
+        return try withStorage { storage throws(StashError) in try storage.contains(key) }
+    }
+
+    /// See ``DiskCache/extendedData(forKey:)``.
+    func extendedData(forKey key: String) throws(StashError) -> Data? {
+        let key = KVStorage.storedKey(key)
+        return try withStorage { storage throws(StashError) in try storage.extendedData(forKey: key) }
+    }
+
+    // MARK: - Writing
+
+    /// See ``DiskCache/setValue(_:forKey:ttl:extendedData:)``; returns the encoded
+    /// size: the default memory cost in ``Cache``.
+    func setValue(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data?) throws(StashError) -> Int {
+        let key = KVStorage.storedKey(key)
+        try KVStorage.validate(key)
+        let bytes: Data
+        do {
+            bytes = try codec.encode(value)
+        } catch {
+            throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
+        }
+        let ttlNanos = ttl?.nanosecondsClamped
+        try withStorage { storage throws(StashError) in
+            if let ttlNanos, ttlNanos <= 0 {
+                _ = try storage.removeValue(forKey: key)
+                return
+            }
+            if bytes.count > sizeLimit {
+                throw StashError(
+                    .valueTooLarge,
+                    "a value of \(bytes.count) bytes exceeds the size limit of \(sizeLimit) for key \(KVStorage.describe(key)); nothing was changed")
+            }
+            let expiration = _expiration(ttl: ttlNanos, now: clock.nanosecondsNow)
+            try storage.setValue(bytes, forKey: key, expiration: expiration, extendedData: extendedData)
+            try _enforceSizeLimits(storage)
+        }
+        return bytes.count
+    }
+
+    /// See ``DiskCache/removeValue(forKey:)``.
+    func removeValue(forKey key: String) throws(StashError) -> Bool {
+        let key = KVStorage.storedKey(key)
+        return try withStorage { storage throws(StashError) in try storage.removeValue(forKey: key) }
+    }
+
+    /// See ``DiskCache/removeAll(progress:)``. Empties the trash in the background.
+    func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
+        try withoutActuallyEscaping(progress) { progress throws(StashError) in
+            try withStorage { storage throws(StashError) in try storage.removeAll(progress: progress) }
+        }
+        maintenanceQueue.async { [self] in emptyTrash() }
+    }
+
+    // MARK: - Size and statistics
+
+    /// See ``DiskCache/count``.
+    func count() throws(StashError) -> Int {
+        try withStorage { storage throws(StashError) in try storage.totals().count }
+    }
+
+    /// See ``DiskCache/totalSize``.
+    func totalSize() throws(StashError) -> Int {
+        try withStorage { storage throws(StashError) in try storage.totals().size }
+    }
+
+    /// See ``DiskCache/statistics``.
+    func statistics() -> CacheStatistics {
+        lock.withLock {
+            CacheStatistics(hits: hits, misses: misses, evictions: evictions + storage.expiredOnRead)
+        }
+    }
+
+    /// See ``DiskCache/usage()``.
+    func usage() throws(StashError) -> DiskUsage {
+        try withStorage { storage throws(StashError) in try storage.usage() }
+    }
+
     // MARK: - Limits
+
+    /// The limits, read under the lock.
+    var limits: (count: Int, size: Int, age: Int64, freeDiskSpace: Int) {
+        lock.withLock { (countLimit, sizeLimit, ageLimit, freeDiskSpaceLimit) }
+    }
+
+    /// Sets the count limit (a negative one is 0, with a warning) and trims to it,
+    /// logging a failure: property setters cannot throw.
+    func setCountLimit(_ limit: Int) {
+        let limit = Self.clamped(limit, "countLimit", logger: logger)
+        trimLogging { storage throws(StashError) in
+            countLimit = limit
+            try _enforceSizeLimits(storage)
+        }
+    }
+
+    /// Sets the size limit, as ``setCountLimit(_:)``.
+    func setSizeLimit(_ limit: Int) {
+        let limit = Self.clamped(limit, "sizeLimit", logger: logger)
+        trimLogging { storage throws(StashError) in
+            sizeLimit = limit
+            try _enforceSizeLimits(storage)
+        }
+    }
+
+    /// Sets the age limit (`nil`: none; negative: 0, with a warning) and removes
+    /// the entries past it.
+    func setAgeLimit(_ limit: Duration?) {
+        var nanos = limit?.nanosecondsClamped ?? .max
+        if nanos < 0 {
+            logger.warning("ageLimit must not be negative; using 0")
+            nanos = 0
+        }
+        trimLogging { storage throws(StashError) in
+            ageLimit = nanos
+            if nanos != .max {
+                evictions += try storage.trim(toAge: .nanoseconds(nanos))
+            }
+        }
+    }
+
+    /// Sets the free-disk-space limit (negative: 0, with a warning); the
+    /// background trim keeps it.
+    func setFreeDiskSpaceLimit(_ limit: Int) {
+        let limit = Self.clamped(limit, "freeDiskSpaceLimit", logger: logger)
+        lock.withLock { freeDiskSpaceLimit = limit }
+    }
+
+    /// Runs a limit change and its trim under the lock, logging a failure.
+    private func trimLogging(_ body: (KVStorage) throws(StashError) -> Void) {
+        do {
+            try withStorage(body)
+        } catch {
+            logger.error("trimming to a new limit failed", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// When an entry written now with `ttl` nanoseconds to live expires: the
     /// sooner of its own time to live and the age limit, or nil for never.
-    func expiration(ttl: Int64?, now: Int64) -> Int64? {
+    private func _expiration(ttl: Int64?, now: Int64) -> Int64? {
         let deadline = Swift.min(ttl.map { now.addingClamped($0) } ?? .max, now.addingClamped(ageLimit))
         return deadline == .max ? nil : deadline
     }
 
     /// Whether an entry written at `modificationTime` is past the age limit.
-    /// Reads the clock only when there is a limit. Call with the lock held.
-    func isTooOld(modificationTime: Int64) -> Bool {
+    /// Reads the clock only when there is a limit.
+    private func _isTooOld(modificationTime: Int64) -> Bool {
         ageLimit != .max && clock.nanosecondsNow &- modificationTime >= ageLimit
     }
 
-    /// Trims by count and size, least recently used first. Called with the lock
-    /// held, after each write, so that both limits hold when the write returns.
-    func enforceSizeLimits(_ storage: KVStorage) throws(StashError) {
+    /// Trims by count and size, least recently used first. Called after each
+    /// write, so that both limits hold when the write returns.
+    private func _enforceSizeLimits(_ storage: KVStorage) throws(StashError) {
         // Without limits there is nothing to check: skip reading the totals,
         // about a tenth of a small write's cost.
         guard countLimit != .max || sizeLimit != .max else { return }
         let totals = try storage.totals()
         if totals.count > countLimit {
-            _ = try storage.trim(toCount: countLimit)
+            evictions += try storage.trim(toCount: countLimit)
         }
         if totals.size > sizeLimit {
-            _ = try storage.trim(toSize: sizeLimit)
+            evictions += try storage.trim(toSize: sizeLimit)
         }
     }
+
+    // MARK: - Trimming
+
+    /// See ``DiskCache/trim(toCount:)``.
+    func trim(toCount maxCount: Int) throws(StashError) {
+        try withStorage { storage throws(StashError) in evictions += try storage.trim(toCount: Swift.max(maxCount, 0)) }
+    }
+
+    /// See ``DiskCache/trim(toSize:)``.
+    func trim(toSize maxSize: Int) throws(StashError) {
+        try withStorage { storage throws(StashError) in evictions += try storage.trim(toSize: Swift.max(maxSize, 0)) }
+    }
+
+    /// See ``DiskCache/trim(toAge:)``.
+    func trim(toAge age: Duration) throws(StashError) {
+        try withStorage { storage throws(StashError) in evictions += try storage.trim(toAge: Swift.max(age, .zero)) }
+    }
+
+    /// See ``DiskCache/removeExpired()``.
+    func removeExpired() throws(StashError) {
+        try withStorage { storage throws(StashError) in evictions += try storage.removeExpired() }
+    }
+
+    // MARK: - Lifecycle
+
+    /// See ``DiskCache/flush()``.
+    func flush() throws(StashError) {
+        try withStorage { storage throws(StashError) in try storage.flushAccessTimes() }
+    }
+
+    /// Stops the auto-trim and closes the storage, after waiting for a background
+    /// consistency check under way to finish (at most one check's duration:
+    /// O(n)). Idempotent. Blocks.
+    func close() {
+        setAutoTrimInterval(nil)
+        checkLock.withLock {
+            lock.withLock { storage.close() }
+        }
+    }
+
+    /// Blocks until the background jobs queued so far (the consistency check
+    /// after opening, emptying the trash, a trim under way) have finished.
+    func waitForBackgroundWork() {
+        maintenanceQueue.sync {}
+    }
+
+    // MARK: - Inspection and repair
+
+    /// See ``DiskCache/verify()``.
+    func verify() throws(StashError) -> RepairReport {
+        try withStorage { storage throws(StashError) in try storage.checkConsistency() }
+    }
+
+    /// Deletes what `removeAll` moved to the trash. Needs no lock: the trash is
+    /// independent of the storage.
+    ///
+    /// - Returns: The number of files and directories deleted.
+    @discardableResult
+    func emptyTrash() -> Int {
+        let removed = storage.trash.empty()
+        if removed > 0 {
+            logger.debug("emptied the trash", metadata: ["entries": "\(removed)"])
+        }
+        return removed
+    }
+
+    // MARK: - Background work
 
     /// Everything the background timer does: save access times, remove expired
     /// and too-old entries, keep the limits and the free disk space, and empty
     /// the trash. Failures go to the logger.
-    func runMaintenance() {
+    private func runMaintenance() {
         do {
             try withStorage { storage throws(StashError) in
                 try storage.flushAccessTimes()
                 // Writes record the age limit as an expiration time, so this
                 // also removes entries past the age limit.
-                _ = try storage.removeExpired()
-                try enforceSizeLimits(storage)
+                evictions += try storage.removeExpired()
+                try _enforceSizeLimits(storage)
                 if freeDiskSpaceLimit > 0 {
-                    _ = try storage.trimForFreeDiskSpace(limit: freeDiskSpaceLimit)
+                    evictions += try storage.trimForFreeDiskSpace(limit: freeDiskSpaceLimit)
                 }
             }
         } catch {
@@ -130,29 +427,26 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         emptyTrash()
     }
 
-    /// Deletes what `removeAll` moved to the trash. Needs no lock: the trash is
-    /// independent of the storage.
-    func emptyTrash() {
-        let removed = storage.trash.empty()
-        if removed > 0 {
-            logger.debug("emptied the trash", metadata: ["entries": "\(removed)"])
-        }
+    /// Sets the test hook that the background consistency check calls after
+    /// listing `data/`.
+    func setConsistencyCheckAfterListing(_ hook: (@Sendable () -> Void)?) {
+        lock.withLock { consistencyCheckAfterListing = hook }
     }
 
     /// Runs the consistency check in the background, logging what it repaired,
     /// then empties the trash. Returns at once.
     ///
-    /// The check does NOT hold the cache's lock: it runs on a `KVStorage` of its
-    /// own, opened on the same directory for the check and closed after it (the
-    /// design supports several instances on one directory: SQLite's locking and the
-    /// write protocol keep them consistent), so reads and writes go on while it
-    /// runs. It is O(n), about 80 ms for 100,000 inline entries and up to a second
-    /// for 100,000 files (docs/benchmarks.md), during which it holds SQLite's write
-    /// lock only for its final comparison: writes wait for that part, reads never.
-    /// The cache's lock is taken twice, briefly: to read the storage's settings
-    /// before, and after, to reopen the manifest if the check reset it. (The
-    /// cache's cached totals need nothing: the check's commits show in SQLite's
-    /// `data_version`, like any other connection's.)
+    /// The check does NOT hold the cache's lock: it runs on a storage of its own,
+    /// opened on the same directory by ``KVStorage/checkConsistency(ofDirectory:kind:clock:logger:options:emptyingTrash:afterListing:)``
+    /// (which creates nothing) and closed after it (the design supports several
+    /// instances on one directory: SQLite's locking and the write protocol keep
+    /// them consistent), so reads and writes go on while it runs. It is O(n)
+    /// (docs/benchmarks.md gives its duration), during which it holds SQLite's
+    /// write lock only for its final comparison: writes wait for that part,
+    /// reads never. The cache's lock is taken twice, briefly: to read the
+    /// storage's settings before, and after, to reopen the manifest if the check
+    /// reset it. (The cache's cached totals need nothing: the check's commits
+    /// show in SQLite's `data_version`, like any other connection's.)
     ///
     /// The cache's pending access times are not flushed first: the check compares
     /// rows and files, never access times, and a time flushed later for a row the
@@ -160,7 +454,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     ///
     /// ``close()`` waits for a check under way; a check scheduled after `close()`,
     /// or once the cache's manifest is no longer in place (its directory deleted),
-    /// does nothing, so that it never creates the directory again.
+    /// does nothing.
     func scheduleConsistencyCheck() {
         maintenanceQueue.async { [weak self] in
             guard let self else { return }
@@ -175,21 +469,19 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     private func runConsistencyCheck() {
         checkLock.lock()
         defer { checkLock.unlock() }
-        // Not after close(), and not if the manifest the cache opened is gone (its
-        // directory deleted, say): opening a storage would create the directory again.
-        let settings = lock.withLock { () -> (directory: String, kind: DiskStorageKind, options: KVStorageOptions, hook: (@Sendable () -> Void)?)? in
+        // Not after close(), and not if the manifest the cache opened is gone.
+        let settings = lock.withLock { () -> (kind: DiskStorageKind, options: KVStorageOptions, hook: (@Sendable () -> Void)?)? in
             guard !storage.isClosed, storage.manifestIsCurrent() else { return nil }
-            return (storage.directory, storage.kind, storage.options, consistencyCheckAfterListing)
+            return (storage.kind, storage.options, consistencyCheckAfterListing)
         }
         guard let settings else { return }
         let report: RepairReport
         do {
-            let checker = try KVStorage(
-                directory: settings.directory, kind: settings.kind, clock: clock, logger: logger, options: settings.options)
-            defer { checker.close() }
-            report = try checker.checkConsistency(afterListing: settings.hook)
+            report = try KVStorage.checkConsistency(
+                ofDirectory: directory, kind: settings.kind, clock: clock, logger: logger, options: settings.options,
+                afterListing: settings.hook)
         } catch {
-            if (try? FileSystem.entryStatus(settings.directory)) == nil {
+            if (try? FileSystem.entryStatus(directory)) == nil || error.code == .directoryUnusable {
                 // Not a failure of the cache: someone deleted its directory meanwhile.
                 logger.debug("consistency check stopped: the cache directory is gone", metadata: ["error": "\(error)"])
             } else {
@@ -210,6 +502,12 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     // MARK: - Auto-trim
 
+    /// The background trim's interval, or `nil` when it is off.
+    var autoTrimInterval: Duration? {
+        lock.withLock { autoTrimTimer.interval }
+    }
+
+    /// Reschedules the background trim (`nil` stops it).
     func setAutoTrimInterval(_ interval: Duration?) {
         let interval = AutoTrimTimer.validated(interval, logger: logger)
         lock.withLock {
@@ -217,7 +515,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    // MARK: - Running blocking work off the cooperative pool
+    // MARK: - Time, and blocking work off the cooperative pool
+
+    /// The cache's clock's reading now.
+    var nanosecondsNow: Int64 { clock.nanosecondsNow }
 
     /// Runs `body` on ``ioQueue`` and resumes the caller with its result, so that
     /// blocking I/O never occupies a thread of Swift's cooperative pool.

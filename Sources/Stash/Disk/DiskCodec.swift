@@ -69,19 +69,25 @@ extension DiskCodec where Value: Codable {
     /// Stores a `Codable` value as JSON, with the given encoder and decoder
     /// (for date strategies, key strategies and so on).
     ///
-    /// The encoder and decoder are copied into the codec; later changes to
-    /// them have no effect on it.
+    /// The codec keeps its own copies: each coder's settings (output
+    /// formatting, date, data, key and non-conforming float strategies, and
+    /// `userInfo`) are copied into a new instance, so later changes to the
+    /// instances passed in have no effect on the codec, and the codec never
+    /// shares a coder with its caller.
+    ///
+    /// - Complexity: O(1) per call; encoding and decoding are O(size).
     public static func json(encoder: JSONEncoder, decoder: JSONDecoder) -> DiskCodec<Value> {
-        let box = CoderBox<Value>(encoder: encoder, decoder: decoder)
+        let box = CoderBox<Value>(encoder: encoder.copy(), decoder: decoder.copy())
         return DiskCodec(encode: box.encode, decode: box.decode)
     }
 }
 
-/// Gives one `JSONEncoder` and `JSONDecoder` pair to concurrent callers.
+/// Gives one private `JSONEncoder` and `JSONDecoder` pair to concurrent callers.
 private final class CoderBox<Value: Codable>: @unchecked Sendable {
-    // @unchecked Sendable: Foundation's JSONEncoder and JSONDecoder keep no state
-    // between calls and are documented as safe to use from several threads at
-    // once; their configuration is set before the box is created and never changed.
+    // @unchecked Sendable: the box holds copies made for it alone (see
+    // `DiskCodec.json(encoder:decoder:)`); nothing changes their settings
+    // after init, and Foundation's coders keep no state between `encode` and
+    // `decode` calls, so concurrent calls on them are safe.
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
 
@@ -96,5 +102,32 @@ private final class CoderBox<Value: Codable>: @unchecked Sendable {
 
     @Sendable func decode(_ data: Data) throws -> Value {
         try decoder.decode(Value.self, from: data)
+    }
+}
+
+extension JSONEncoder {
+    /// A new encoder with this one's settings.
+    fileprivate func copy() -> JSONEncoder {
+        let copy = JSONEncoder()
+        copy.outputFormatting = outputFormatting
+        copy.dateEncodingStrategy = dateEncodingStrategy
+        copy.dataEncodingStrategy = dataEncodingStrategy
+        copy.nonConformingFloatEncodingStrategy = nonConformingFloatEncodingStrategy
+        copy.keyEncodingStrategy = keyEncodingStrategy
+        copy.userInfo = userInfo
+        return copy
+    }
+}
+
+extension JSONDecoder {
+    /// A new decoder with this one's settings.
+    fileprivate func copy() -> JSONDecoder {
+        let copy = JSONDecoder()
+        copy.dateDecodingStrategy = dateDecodingStrategy
+        copy.dataDecodingStrategy = dataDecodingStrategy
+        copy.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+        copy.keyDecodingStrategy = keyDecodingStrategy
+        copy.userInfo = userInfo
+        return copy
     }
 }

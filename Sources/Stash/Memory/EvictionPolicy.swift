@@ -9,11 +9,12 @@
 /// | ``lru`` | the entry read or written longest ago | moves the entry to the front |
 /// | ``fifo`` | the entry inserted longest ago | none |
 /// | ``lfu`` | the entry read least often; among equals, the least recently used | moves the entry up one frequency |
+/// | ``s3FIFO`` | a new entry not read again soon; else the oldest entry not read since its last round | bumps a 2-bit counter |
 ///
-/// Every policy is O(1) per operation.
+/// Every policy is O(1) per operation (``s3FIFO``: amortised O(1) per eviction).
 public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     enum Kind: Hashable, Sendable {
-        case lru, fifo, lfu
+        case lru, fifo, lfu, s3FIFO
     }
 
     let kind: Kind
@@ -34,12 +35,39 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// newer popular ones; prefer ``lru`` when popularity shifts.
     public static let lfu = EvictionPolicy(kind: .lfu)
 
-    /// The policy's name: "lru", "fifo" or "lfu".
+    /// S3-FIFO with an adaptive small queue: new keys wait in a small FIFO
+    /// queue and stay only if read again while there; keys read at least twice
+    /// move on to a main FIFO queue, where each read earns another round
+    /// (up to three) before eviction; a ghost queue of recently evicted keys'
+    /// hashes lets a key that comes back soon go straight to the main queue.
+    /// The small queue's share of the cache (1 % to 30 %) adapts to where the
+    /// hits are.
+    ///
+    /// Resists scans and loops larger than the cache, where LRU and FIFO hit
+    /// almost nothing, and keeps up with LRU on recency-heavy workloads; a read
+    /// only bumps a counter, so reads cost no more than FIFO's. The measured hit
+    /// ratios on real traces, and why this is or is not the default, are in
+    /// the project's `docs/benchmarks.md`.
+    ///
+    /// Eviction order: trims (``MemoryCache/trim(toCount:)``,
+    /// ``MemoryCache/trim(toCost:)``, a lowered limit) take, one at a time, the
+    /// entry the next eviction would take, so they give second chances too.
+    /// Snapshots, ``MemoryCache/keys`` and the tie-break of
+    /// ``MemoryCache/trimCostliest(toCost:)`` list the small queue oldest first,
+    /// then the main queue oldest first.
+    /// The ghost holds 0.9 × capacity 32-bit hashes, no keys or values, and only
+    /// of entries evicted by a limit: removals and expiry do not enter it.
+    /// Its small-queue budget counts entries against `countLimit` and cost
+    /// against `costLimit`, whichever binds.
+    public static let s3FIFO = EvictionPolicy(kind: .s3FIFO)
+
+    /// The policy's name: "lru", "fifo", "lfu" or "s3fifo".
     public var description: String {
         switch kind {
         case .lru: "lru"
         case .fifo: "fifo"
         case .lfu: "lfu"
+        case .s3FIFO: "s3fifo"
         }
     }
 
@@ -49,6 +77,7 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
         case .lru: RecencyQueue(promotesOnAccess: true)
         case .fifo: RecencyQueue(promotesOnAccess: false)
         case .lfu: FrequencyQueue()
+        case .s3FIFO: AdaptiveFIFOQueue()
         }
     }
 }
@@ -62,24 +91,46 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
 /// W-TinyLFU, …) means adding a conforming class and a case in
 /// ``EvictionPolicy``; ``MemoryCache``'s API does not change.
 ///
-/// Every method must be O(1), except the `forEach` iteration. Not thread-safe:
-/// the cache calls it with its lock held.
+/// The cache tells the queue each entry's 32-bit key hash (so a policy can
+/// remember evicted keys by fingerprint) and cost (so it can budget its own
+/// segments in cost units), and whether a removal is an eviction by a limit or
+/// an explicit removal or expiry.
+///
+/// Every method must be O(1), amortised O(1) for ``victim(skipping:)``, except
+/// the `forEach` iteration. Not thread-safe: the cache calls it with its lock held.
 @usableFromInline
 protocol EvictionQueue: AnyObject {
     /// Makes room for slots `0..<capacity`. Called before a slot that large is used.
     func reserveCapacity(_ capacity: Int)
+    /// The cache's limits are now these (`Int.max`: none). Called at creation and
+    /// whenever a limit changes, before the cache trims to it.
+    func setLimits(countLimit: Int, costLimit: Int)
+    /// A new entry whose key hashes to `hash` is about to be inserted with `cost`;
+    /// the cache will now make room for it (calling ``victim(skipping:)``) and
+    /// then call ``insert(_:hash:cost:)``.
+    func willInsert(hash: UInt32, cost: Int)
     /// A new entry now occupies `slot`.
-    func insert(_ slot: Int32)
-    /// The entry at `slot` was read, or its value was replaced.
+    func insert(_ slot: Int32, hash: UInt32, cost: Int)
+    /// The entry at `slot` was read.
     func access(_ slot: Int32)
-    /// The entry at `slot` is gone. The slot may be reused by a later insert.
-    func remove(_ slot: Int32)
-    /// Forgets every slot.
+    /// The entry at `slot` had its value replaced; its cost is now `cost`.
+    func overwrite(_ slot: Int32, cost: Int)
+    /// The entry at `slot` is gone: evicted to meet a limit when `isEviction`,
+    /// otherwise removed, replaced or expired. `hash` is its key's hash.
+    /// The slot may be reused by a later insert.
+    func remove(_ slot: Int32, hash: UInt32, isEviction: Bool)
+    /// Forgets every slot, and anything remembered about evicted ones.
     func removeAll()
-    /// The slot to evict next, or -1 when the queue is empty.
-    var victim: Int32 { get }
-    /// The slot to evict next other than `protected`, or -1 when there is none.
+    /// The slot to evict next other than `protected` (-1: protect nothing), or
+    /// -1 when there is none. May reorder the queue's own bookkeeping (a policy
+    /// that gives entries a second chance does so here), but keeps every slot.
     func victim(skipping protected: Int32) -> Int32
     /// Calls `body` with every slot, the next victim first. Stops when `body` returns false.
     func forEachInEvictionOrder(_ body: (Int32) -> Bool)
+}
+
+/// The defaults for policies that need neither hashes, costs nor limits.
+extension EvictionQueue {
+    func setLimits(countLimit: Int, costLimit: Int) {}
+    func willInsert(hash: UInt32, cost: Int) {}
 }

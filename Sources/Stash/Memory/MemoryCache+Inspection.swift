@@ -1,28 +1,3 @@
-/// Counters of a cache's lookups and evictions since it was created.
-public struct CacheStatistics: Hashable, Sendable {
-    /// Lookups that returned a value.
-    public var hits: Int
-    /// Lookups that returned `nil`, including those that found an expired entry.
-    public var misses: Int
-    /// Entries the cache dropped on its own: for a limit, expiry, memory
-    /// pressure or discarded content (see ``EvictionReason/isEviction``).
-    /// Removals and replacements by the caller are not counted.
-    public var evictions: Int
-
-    /// Creates a set of counters.
-    public init(hits: Int = 0, misses: Int = 0, evictions: Int = 0) {
-        self.hits = hits
-        self.misses = misses
-        self.evictions = evictions
-    }
-
-    /// `hits / (hits + misses)`, or 0 before the first lookup.
-    public var hitRatio: Double {
-        let lookups = hits + misses
-        return lookups == 0 ? 0 : Double(hits) / Double(lookups)
-    }
-}
-
 extension MemoryCache {
     /// Hit, miss and eviction counters since the cache was created.
     ///
@@ -31,9 +6,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var statistics: CacheStatistics {
-        core.lock.withLock {
-            CacheStatistics(hits: core.storage.hits, misses: core.storage.misses, evictions: core.storage.evictions)
-        }
+        core.statistics
     }
 
     /// A snapshot of the fresh entries, in eviction order: the entry that would
@@ -44,7 +17,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(n) under the lock. Thread-safe.
     public func snapshot() -> [(key: Key, value: Value, cost: Int)] {
-        core.lock.withLock { core.storage.snapshot() }
+        core.snapshot()
     }
 
     /// The keys of the fresh entries, in eviction order: the key that would be
@@ -56,14 +29,28 @@ extension MemoryCache {
     }
 }
 
+extension MemoryCache {
+    /// Traps unless the engine's invariants hold (see
+    /// `MemoryCacheStorage._checkInvariants()`). For tests, after each
+    /// mutation; does nothing in release builds.
+    ///
+    /// - Complexity: O(n) under the lock in debug builds. Thread-safe.
+    func _checkInvariants() {
+        core.checkInvariants()
+    }
+}
+
 extension MemoryCache: Sequence {
     /// Iterates over a ``snapshot()`` of the entries, in eviction order.
+    ///
+    /// The sequence's `underestimatedCount` is the default, 0, on purpose: the
+    /// standard library's `map`, `Array(_:)` and friends take that many
+    /// elements on trust, yet no count read before ``makeIterator()`` takes its
+    /// snapshot can promise a lower bound. ``count`` includes expired entries
+    /// the snapshot skips, and another thread may remove entries in between.
     ///
     /// - Complexity: O(n) to start, under the lock. Thread-safe.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value, cost: Int)]> {
         snapshot().makeIterator()
     }
-
-    /// The number of entries, including expired ones not yet swept.
-    public var underestimatedCount: Int { count }
 }

@@ -8,14 +8,8 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1), plus O(1) per evicted entry. Thread-safe.
     public var countLimit: Int {
-        get { core.lock.withLock { core.storage.countLimit } }
-        set {
-            let limit = MemoryCacheCore<Key, Value>.validatedLimit(newValue, "countLimit", core.logger)
-            core.withStorage { storage, evicted in
-                storage.countLimit = limit
-                storage.trimToLimits(into: &evicted)
-            }
-        }
+        get { core.countLimit }
+        set { core.countLimit = newValue }
     }
 
     /// The most total cost the cache holds. Strict: after any call returns,
@@ -27,14 +21,8 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1), plus O(1) per evicted entry. Thread-safe.
     public var costLimit: Int {
-        get { core.lock.withLock { core.storage.costLimit } }
-        set {
-            let limit = MemoryCacheCore<Key, Value>.validatedLimit(newValue, "costLimit", core.logger)
-            core.withStorage { storage, evicted in
-                storage.costLimit = limit
-                storage.trimToLimits(into: &evicted)
-            }
-        }
+        get { core.costLimit }
+        set { core.costLimit = newValue }
     }
 
     /// How long after its last write an entry expires. Strict: an entry older
@@ -47,20 +35,8 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1) when raised or cleared; O(n) when lowered. Thread-safe.
     public var ageLimit: Duration? {
-        get {
-            let nanos = core.lock.withLock { core.storage.ageLimit }
-            return nanos == .max ? nil : .nanoseconds(nanos)
-        }
-        set {
-            let nanos = MemoryCacheCore<Key, Value>.validatedAge(newValue, core.logger)
-            let lowered = core.lock.withLock {
-                defer { core.storage.ageLimit = nanos }
-                return nanos < core.storage.ageLimit
-            }
-            if lowered {
-                core.removeStaleEntries()
-            }
-        }
+        get { core.ageLimit }
+        set { core.ageLimit = newValue }
     }
 
     /// How often the background sweep removes expired entries and entries whose
@@ -73,8 +49,8 @@ extension MemoryCache {
     ///
     /// - Complexity: Setting it is O(1). Thread-safe.
     public var autoTrimInterval: Duration? {
-        get { core.lock.withLock { core.autoTrimTimer.interval } }
-        set { core.setAutoTrimInterval(newValue) }
+        get { core.autoTrimInterval }
+        set { core.autoTrimInterval = newValue }
     }
 
     // MARK: - Trimming
@@ -85,9 +61,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1) per evicted entry, all under the lock. Thread-safe.
     public func trim(toCount maxCount: Int) {
-        core.withStorage { storage, evicted in
-            storage.trim(toCount: Swift.max(maxCount, 0), into: &evicted)
-        }
+        core.trim(toCount: maxCount)
     }
 
     /// Evicts entries in policy order until the total cost is at most `maxCost`.
@@ -96,9 +70,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1) per evicted entry, all under the lock. Thread-safe.
     public func trim(toCost maxCost: Int) {
-        core.withStorage { storage, evicted in
-            storage.trim(toCost: Swift.max(maxCost, 0), into: &evicted)
-        }
+        core.trim(toCost: maxCost)
     }
 
     /// Evicts the costliest entries first until the total cost is at most
@@ -109,9 +81,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(n log n) under the lock. Thread-safe.
     public func trimCostliest(toCost maxCost: Int) {
-        core.withStorage { storage, evicted in
-            storage.trimCostliest(toCost: Swift.max(maxCost, 0), into: &evicted)
-        }
+        core.trimCostliest(toCost: maxCost)
     }
 
     /// Removes every entry written `age` or longer ago, and every entry already
@@ -121,12 +91,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(n), in locked batches of 1,024 buckets. Thread-safe.
     public func trim(toAge age: Duration) {
-        let maxAge = Swift.max(age.nanosecondsClamped, 0)
-        let now = core.storage.clock.nanosecondsNow
-        core.sweep { storage, slot in
-            if let stale = storage.staleReason(slot, now: now) { return stale }
-            return now &- storage.entries[Int(slot)].writeTime >= maxAge ? .expired : nil
-        }
+        core.trim(toAge: age)
     }
 
     /// Removes expired entries, and entries whose content was discarded, now

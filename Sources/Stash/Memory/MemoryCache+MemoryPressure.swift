@@ -10,8 +10,8 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var removesAllOnMemoryPressure: Bool {
-        get { core.lock.withLock { core.removesAllOnMemoryPressure } }
-        set { core.lock.withLock { core.removesAllOnMemoryPressure = newValue } }
+        get { core.removesAllOnMemoryPressure }
+        set { core.removesAllOnMemoryPressure = newValue }
     }
 
     /// Whether the cache empties itself when the app enters the background.
@@ -20,8 +20,8 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1). Thread-safe.
     public var removesAllOnEnteringBackground: Bool {
-        get { core.lock.withLock { core.removesAllOnEnteringBackground } }
-        set { core.lock.withLock { core.removesAllOnEnteringBackground = newValue } }
+        get { core.removesAllOnEnteringBackground }
+        set { core.removesAllOnEnteringBackground = newValue }
     }
 
     /// Tells the cache that memory is short, as the automatic sources do.
@@ -39,7 +39,7 @@ extension MemoryCache {
 
 extension MemoryCacheCore: MemoryPressureObserver {
     func didReceiveMemoryPressure() {
-        if lock.withLock({ removesAllOnMemoryPressure }) {
+        if removesAllOnMemoryPressure {
             logger.debug("memory pressure: removing all entries", metadata: ["cache": "\(name)"])
             removeAll(reason: .memoryPressure)
         } else {
@@ -49,7 +49,7 @@ extension MemoryCacheCore: MemoryPressureObserver {
     }
 
     func didEnterBackground() {
-        if lock.withLock({ removesAllOnEnteringBackground }) {
+        if removesAllOnEnteringBackground {
             removeAll(reason: .memoryPressure)
         }
     }
@@ -57,7 +57,7 @@ extension MemoryCacheCore: MemoryPressureObserver {
     /// Asks every ``DiscardableContent`` value to discard its content, outside the lock.
     private func discardContent() {
         guard storage.checksDiscardable else { return }
-        let values = lock.withLock { storage.snapshot().map(\.value) }
+        let values = snapshot().map(\.value)
         for value in values {
             (value as? any DiscardableContent)?.discardContentIfPossible()
         }

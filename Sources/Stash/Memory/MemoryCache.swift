@@ -5,6 +5,7 @@ import Logging
 ///
 /// ```swift
 /// let images = MemoryCache<URL, Image>(countLimit: 500, costLimit: 64 << 20)
+/// // or, for every setting: MemoryCache<URL, Image>(configuration: .init(...))
 /// images.setValue(image, forKey: url, cost: image.byteCount)
 /// if let hit = images.value(forKey: url) { show(hit) }
 /// ```
@@ -16,6 +17,12 @@ import Logging
 /// stored, and any older value for its key is removed. An entry older than
 /// ``ageLimit``, or past its own time to live, is never returned, even before
 /// any trim has run.
+///
+/// ## Invalid limits
+/// A negative ``countLimit``, ``costLimit`` or ``ageLimit``, given at
+/// initialisation or set later, is clamped to 0 and logged once as a warning
+/// to the configured logger; nothing throws or traps. A negative cost counts
+/// as 0, and a zero or negative time to live stores nothing.
 ///
 /// ## Performance
 /// A hash index over an arena of entries plus a linked eviction queue: every
@@ -36,67 +43,52 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline
     let core: MemoryCacheCore<Key, Value>
 
-    /// Creates an empty cache.
+    /// Creates an empty cache with every setting from `configuration`.
+    ///
+    /// Negative limits are clamped to 0, and a zero or negative auto-trim
+    /// interval turns the sweep off, each with one warning to the
+    /// configuration's logger: the initialiser never throws or traps.
+    ///
+    /// - Parameter configuration: The limits, policy, background behaviour,
+    ///   clock and logger. See ``Configuration`` for each default.
+    /// - Complexity: O(1). Does not block.
+    public convenience init(configuration: Configuration) {
+        self.init(configuration: configuration, memoryPressureMonitor: .shared)
+    }
+
+    /// Creates an empty cache with the given limits and policy, and every
+    /// other setting at its default (see ``Configuration``).
+    ///
+    /// ```swift
+    /// let thumbnails = MemoryCache<URL, Image>(countLimit: 500)
+    /// ```
     ///
     /// - Parameters:
-    ///   - name: A name for logs. Defaults to `""`.
     ///   - countLimit: The most entries the cache holds. Strict. Defaults to `Int.max`: no limit.
     ///     A negative value is logged and treated as 0.
     ///   - costLimit: The most total cost the cache holds. Strict. Defaults to `Int.max`: no limit.
     ///     A negative value is logged and treated as 0.
     ///   - ageLimit: How long after its last write an entry expires. Strict. Defaults to `nil`: never.
+    ///     A negative value is logged and treated as 0.
     ///   - policy: Which entry goes first when a limit is reached. Defaults to ``EvictionPolicy/lru``.
-    ///   - autoTrimInterval: How often a background sweep removes expired entries.
-    ///     Defaults to 5 seconds; `nil` turns it off. Expired entries are never
-    ///     returned either way: the sweep only gives their memory back sooner.
-    ///   - releasesValuesInBackground: Whether large batches of evicted values
-    ///     (64 or more, as from ``removeAll()``) are released on a background queue
-    ///     rather than on the calling thread. Defaults to `true`.
-    ///   - removesAllOnMemoryPressure: Whether the cache empties itself when the
-    ///     system reports memory pressure. Defaults to `true`.
-    ///   - removesAllOnEnteringBackground: Whether the cache empties itself when
-    ///     the app enters the background. Defaults to `true` on iOS, tvOS and
-    ///     visionOS, `false` elsewhere.
-    ///   - clock: The source of time for expiry. Defaults to ``SystemClock``.
-    ///   - logger: Where the cache reports misuse and background failures.
-    ///     Defaults to a logger labelled `Stash.MemoryCache`.
     /// - Complexity: O(1). Does not block.
     public convenience init(
-        name: String = "",
-        countLimit: Int = .max,
-        costLimit: Int = .max,
-        ageLimit: Duration? = nil,
-        policy: EvictionPolicy = .lru,
-        autoTrimInterval: Duration? = .seconds(5),
-        releasesValuesInBackground: Bool = true,
-        removesAllOnMemoryPressure: Bool = true,
-        removesAllOnEnteringBackground: Bool = MemoryCacheDefaults.removesAllOnEnteringBackground,
-        clock: any CacheClock = SystemClock(),
-        logger: Logger = Logger(label: "Stash.MemoryCache")
+        countLimit: Int = .max, costLimit: Int = .max, ageLimit: Duration? = nil, policy: EvictionPolicy = .lru
     ) {
-        self.init(
-            name: name, countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
-            autoTrimInterval: autoTrimInterval, releasesValuesInBackground: releasesValuesInBackground,
-            removesAllOnMemoryPressure: removesAllOnMemoryPressure,
-            removesAllOnEnteringBackground: removesAllOnEnteringBackground,
-            clock: clock, logger: logger, memoryPressureMonitor: .shared)
+        self.init(configuration: Configuration(
+            countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy))
     }
 
     /// Creates a cache that listens to `memoryPressureMonitor`: for tests, which
-    /// inject a monitor they drive themselves.
+    /// inject a monitor they drive themselves, and in debug builds check the
+    /// engine's invariants after every mutation when `checksInvariants` is set.
     init(
-        name: String, countLimit: Int, costLimit: Int, ageLimit: Duration?, policy: EvictionPolicy,
-        autoTrimInterval: Duration?, releasesValuesInBackground: Bool,
-        removesAllOnMemoryPressure: Bool, removesAllOnEnteringBackground: Bool,
-        clock: any CacheClock, logger: Logger, memoryPressureMonitor: MemoryPressureMonitor
+        configuration: Configuration, memoryPressureMonitor: MemoryPressureMonitor, checksInvariants: Bool = false
     ) {
-        core = MemoryCacheCore(
-            name: name, policy: policy, countLimit: countLimit, costLimit: costLimit,
-            ageLimit: ageLimit, autoTrimInterval: autoTrimInterval,
-            releasesValuesInBackground: releasesValuesInBackground,
-            removesAllOnMemoryPressure: removesAllOnMemoryPressure,
-            removesAllOnEnteringBackground: removesAllOnEnteringBackground,
-            clock: clock, logger: logger)
+        core = MemoryCacheCore(configuration: configuration)
+        #if DEBUG
+        core._checksInvariants = checksInvariants
+        #endif
         memoryPressureMonitor.addObserver(core)
     }
 
@@ -113,10 +105,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1). Thread-safe; blocks only while another thread holds the lock.
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        return core.withStorage { storage, evicted in
-            storage.value(forKey: key, hash: hash, evicted: &evicted)
-        }
+        core.value(forKey: key)
     }
 
     /// Whether the cache holds a fresh value for `key`.
@@ -127,8 +116,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1). Thread-safe.
     @inlinable
     public func contains(_ key: Key) -> Bool {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        return core.lock.withLock { core.storage.contains(key, hash: hash) }
+        core.contains(key)
     }
 
     // MARK: - Writing
@@ -153,13 +141,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   Thread-safe; blocks only while another thread holds the lock.
     @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0, ttl: Duration? = nil) {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        let now = core.storage.clock.nanosecondsNow
-        let ttlNanos = ttl?.nanosecondsClamped
-        let cost = Swift.max(cost, 0)
-        core.withStorage { storage, evicted in
-            storage.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
-        }
+        core.setValue(value, forKey: key, cost: cost, ttl: ttl)
     }
 
     /// Removes the value for `key`.
@@ -171,10 +153,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @inlinable
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        let hash = MemoryCacheStorage<Key, Value>.hash(key)
-        return core.withStorage { storage, evicted in
-            storage.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
-        }
+        core.removeValue(forKey: key)
     }
 
     /// Removes every entry.
@@ -212,14 +191,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///
     /// - Complexity: O(1). Thread-safe.
     public var count: Int {
-        core.lock.withLock { core.storage.count }
+        core.count
     }
 
     /// The sum of the costs of all entries.
     ///
     /// - Complexity: O(1). Thread-safe.
     public var totalCost: Int {
-        core.lock.withLock { core.storage.totalCost }
+        core.totalCost
     }
 
     // MARK: - Events
@@ -234,29 +213,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///
     /// - Complexity: Setting it is O(1) and thread-safe.
     public var onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)? {
-        get { core.lock.withLock { core.onEvict } }
-        set { core.lock.withLock { core.onEvict = newValue } }
+        get { core.onEvict }
+        set { core.onEvict = newValue }
     }
 
     /// Whether large batches of evicted values are released on a background
-    /// queue. Defaults to `true`. See ``init(name:countLimit:costLimit:ageLimit:policy:autoTrimInterval:releasesValuesInBackground:removesAllOnMemoryPressure:removesAllOnEnteringBackground:clock:logger:)``.
+    /// queue. Defaults to `true`. See ``Configuration/releasesValuesInBackground``.
     ///
     /// - Complexity: O(1). Thread-safe.
     public var releasesValuesInBackground: Bool {
-        get { core.lock.withLock { core.releasesValuesInBackground } }
-        set { core.lock.withLock { core.releasesValuesInBackground = newValue } }
-    }
-}
-
-/// Platform-dependent defaults of ``MemoryCache``.
-public enum MemoryCacheDefaults {
-    /// `true` on iOS, tvOS and visionOS, where a backgrounded app should give
-    /// memory back; `false` elsewhere.
-    public static var removesAllOnEnteringBackground: Bool {
-        #if os(iOS) || os(tvOS) || os(visionOS)
-        true
-        #else
-        false
-        #endif
+        get { core.releasesValuesInBackground }
+        set { core.releasesValuesInBackground = newValue }
     }
 }

@@ -5,27 +5,40 @@ import Logging
 /// lock, plus what runs outside the lock (eviction callbacks, releasing
 /// values) and in the background (auto-trim).
 ///
+/// The core is the only owner of its lock and of everything the lock guards:
+/// ``MemoryCache`` calls its methods and never touches `lock` or `storage`.
+/// Methods and properties whose names start with `_` assume the lock is held.
+///
 /// Locked entry points collect what they take out of the cache in an
-/// ``EvictedEntries``, release the lock, and only then call ``onEvict`` and let
-/// the values go, so that neither a callback nor a value's `deinit` ever runs
-/// under the lock and either may call back into the cache.
+/// ``EvictedEntries``, release the lock, and only then call the eviction
+/// callback and let the values go, so that neither a callback nor a value's
+/// `deinit` ever runs under the lock and either may call back into the cache.
 @usableFromInline
 final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: every mutable property below is read and written only
-    // with `lock` held; `name`, `logger` and `lock` are immutable. The two read
-    // on every eviction are `@exclusivity(unchecked)` for the same reason as the
-    // storage's properties (see MemoryCacheStorage).
+    // @unchecked Sendable: `storage` and every `_`-prefixed property are read
+    // and written only with `lock` held, by this class's own methods; `name`,
+    // `logger` and `lock` are immutable. The two read on every eviction are
+    // `@exclusivity(unchecked)`, for the reason given on MemoryCacheStorage.
 
+    /// Guards `storage` and the `_` properties. Internal only so that the
+    /// inlinable entry points below can take it; nothing outside this class does.
     @usableFromInline let lock = Lock()
     @usableFromInline let storage: MemoryCacheStorage<Key, Value>
-    @exclusivity(unchecked) @usableFromInline var onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
-    @exclusivity(unchecked) @usableFromInline var releasesValuesInBackground: Bool
-    var removesAllOnMemoryPressure: Bool
-    var removesAllOnEnteringBackground: Bool
-    var autoTrimTimer = AutoTrimTimer()
+    @exclusivity(unchecked) @usableFromInline var _onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
+    @exclusivity(unchecked) @usableFromInline var _releasesValuesInBackground: Bool
+    var _removesAllOnMemoryPressure: Bool
+    var _removesAllOnEnteringBackground: Bool
+    var _autoTrimTimer = AutoTrimTimer()
 
     let name: String
     let logger: Logger
+
+    #if DEBUG
+    /// Whether every locked mutation ends with `storage._checkInvariants()`,
+    /// as swift-collections does under its internal-checks flag. Tests' caches
+    /// set it; debug builds only, so release builds pay nothing.
+    @usableFromInline var _checksInvariants = false
+    #endif
 
     /// Batches of at least this many entries are released on a background queue
     /// when ``releasesValuesInBackground`` is set; smaller ones cost less to
@@ -35,28 +48,100 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     /// How many index buckets one locked step of a sweep examines.
     static var sweepBatch: Int { 1024 }
 
-    init(
-        name: String, policy: EvictionPolicy, countLimit: Int, costLimit: Int, ageLimit: Duration?,
-        autoTrimInterval: Duration?, releasesValuesInBackground: Bool,
-        removesAllOnMemoryPressure: Bool, removesAllOnEnteringBackground: Bool,
-        clock: any CacheClock, logger: Logger
-    ) {
-        self.name = name
-        self.logger = logger
-        self.releasesValuesInBackground = releasesValuesInBackground
-        self.removesAllOnMemoryPressure = removesAllOnMemoryPressure
-        self.removesAllOnEnteringBackground = removesAllOnEnteringBackground
+    init(configuration: MemoryCache<Key, Value>.Configuration) {
+        name = configuration.name
+        logger = configuration.logger
+        _releasesValuesInBackground = configuration.releasesValuesInBackground
+        _removesAllOnMemoryPressure = configuration.removesAllOnMemoryPressure
+        _removesAllOnEnteringBackground = configuration.removesAllOnEnteringBackground
         storage = MemoryCacheStorage(
-            policy: policy,
-            countLimit: Self.validatedLimit(countLimit, "countLimit", logger),
-            costLimit: Self.validatedLimit(costLimit, "costLimit", logger),
-            ageLimit: Self.validatedAge(ageLimit, logger),
-            clock: clock)
-        setAutoTrimInterval(autoTrimInterval)
+            policy: configuration.policy,
+            countLimit: Self.validatedLimit(configuration.countLimit, "countLimit", logger),
+            costLimit: Self.validatedLimit(configuration.costLimit, "costLimit", logger),
+            ageLimit: Self.validatedAge(configuration.ageLimit, logger),
+            clock: configuration.clock)
+        autoTrimInterval = configuration.autoTrimInterval
     }
 
     deinit {
-        autoTrimTimer.cancel()
+        _autoTrimTimer.cancel()
+    }
+
+    // MARK: - Reading and writing
+
+    @inlinable
+    func value(forKey key: Key) -> Value? {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        return withLockedStorage { storage, evicted in
+            storage.value(forKey: key, hash: hash, evicted: &evicted)
+        }
+    }
+
+    @inlinable
+    func contains(_ key: Key) -> Bool {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        return lock.withLock { storage.contains(key, hash: hash) }
+    }
+
+    /// Hashes, reads the clock and clamps the cost before taking the lock.
+    @inlinable
+    func setValue(_ value: Value, forKey key: Key, cost: Int, ttl: Duration?) {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        let now = storage.clock.nanosecondsNow
+        let ttlNanos = ttl?.nanosecondsClamped
+        let cost = Swift.max(cost, 0)
+        withLockedStorage { storage, evicted in
+            storage.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
+        }
+    }
+
+    @inlinable
+    func removeValue(forKey key: Key) -> Value? {
+        let hash = MemoryCacheStorage<Key, Value>.hash(key)
+        return withLockedStorage { storage, evicted in
+            storage.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
+        }
+    }
+
+    // MARK: - Inspection
+
+    var count: Int { lock.withLock { storage.count } }
+
+    var totalCost: Int { lock.withLock { storage.totalCost } }
+
+    var statistics: CacheStatistics {
+        lock.withLock { CacheStatistics(hits: storage.hits, misses: storage.misses, evictions: storage.evictions) }
+    }
+
+    func snapshot() -> [(key: Key, value: Value, cost: Int)] {
+        lock.withLock { storage.snapshot() }
+    }
+
+    /// Checks the storage's invariants under the lock (debug builds only).
+    func checkInvariants() {
+        lock.withLock { storage._checkInvariants() }
+    }
+
+    // MARK: - Settings
+
+    var onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)? {
+        get { lock.withLock { _onEvict } }
+        set { lock.withLock { _onEvict = newValue } }
+    }
+
+    var releasesValuesInBackground: Bool {
+        get { lock.withLock { _releasesValuesInBackground } }
+        set { lock.withLock { _releasesValuesInBackground = newValue } }
+    }
+
+    var removesAllOnMemoryPressure: Bool {
+        get { lock.withLock { _removesAllOnMemoryPressure } }
+        set { lock.withLock { _removesAllOnMemoryPressure = newValue } }
+    }
+
+    var removesAllOnEnteringBackground: Bool {
+        get { lock.withLock { _removesAllOnEnteringBackground } }
+        set { lock.withLock { _removesAllOnEnteringBackground = newValue } }
     }
 
     // MARK: - Running locked work
@@ -64,7 +149,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     /// Runs `body` on the storage with the lock held, then reports and releases
     /// whatever it evicted after unlocking.
     @inlinable
-    func withStorage<Result>(
+    func withLockedStorage<Result>(
         _ body: (MemoryCacheStorage<Key, Value>, inout EvictedEntries<Key, Value>) throws -> Result
     ) rethrows -> Result {
         var evicted = EvictedEntries<Key, Value>()
@@ -76,12 +161,15 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
             lock.unlock()
             throw error
         }
+        #if DEBUG
+        if _checksInvariants { storage._checkInvariants() }
+        #endif
         guard !evicted.isEmpty else {
             lock.unlock()
             return result
         }
-        let callback = onEvict
-        let inBackground = releasesValuesInBackground
+        let callback = _onEvict
+        let inBackground = _releasesValuesInBackground
         lock.unlock()
         finish(evicted, callback: callback, inBackground: inBackground)
         return result
@@ -119,11 +207,14 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     func removeAll(reason: EvictionReason) {
         lock.lock()
         let detached = storage.detachAll()
+        #if DEBUG
+        if _checksInvariants { storage._checkInvariants() }
+        #endif
         if reason.isEviction {
             storage.evictions &+= detached.count
         }
-        let callback = onEvict
-        let inBackground = releasesValuesInBackground
+        let callback = _onEvict
+        let inBackground = _releasesValuesInBackground
         lock.unlock()
         if let callback {
             detached.forEach { callback($0, $1, reason) }
@@ -140,7 +231,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     func sweep(_ reason: @escaping (MemoryCacheStorage<Key, Value>, Int32) -> EvictionReason?) {
         var cursor: Int? = 0
         while let start = cursor {
-            cursor = withStorage { storage, evicted in
+            cursor = withLockedStorage { storage, evicted in
                 storage.sweep(from: start, bucketLimit: Self.sweepBatch, into: &evicted) { reason(storage, $0) }
             }
         }
@@ -154,15 +245,6 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         }
         guard needed else { return }
         sweep { storage, slot in storage.staleReason(slot, now: nil) }
-    }
-
-    // MARK: - Auto-trim
-
-    func setAutoTrimInterval(_ interval: Duration?) {
-        let interval = AutoTrimTimer.validated(interval, logger: logger)
-        lock.withLock {
-            autoTrimTimer.reschedule(every: interval, on: sharedAutoTrimQueue, owner: self) { $0.removeStaleEntries() }
-        }
     }
 
     // MARK: - Validation
@@ -185,6 +267,3 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         return nanos
     }
 }
-
-/// One serial, low-priority queue for every memory cache's auto-trim timer.
-private let sharedAutoTrimQueue = DispatchQueue(label: "Stash.MemoryCache.autoTrim", qos: .utility)

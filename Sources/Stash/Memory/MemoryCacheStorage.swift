@@ -43,12 +43,16 @@ struct MemoryEntry<Key, Value> {
 final class MemoryCacheStorage<Key: Hashable, Value> {
     @usableFromInline typealias Entry = MemoryEntry<Key, Value>
 
+    // Why the memory engine marks stored properties `@exclusivity(unchecked)`,
+    // written once here; every other use points to this comment.
+    //
     // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
     // touched with the owning cache's lock held, one operation at a time, and
     // no method holds two overlapping accesses to one property. The runtime's
     // dynamic exclusivity checks on class properties cost about half of a
     // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // the lock does not already give. The same holds for the core's two
+    // properties read on every eviction and for the eviction queues' state.
 
     // MARK: Arena
     @exclusivity(unchecked) @usableFromInline var entries: UnsafeMutablePointer<Entry>
@@ -96,6 +100,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
 
     init(policy: EvictionPolicy, countLimit: Int, costLimit: Int, ageLimit: Int64, clock: any CacheClock) {
         self.queue = policy.makeQueue()
+        queue.setLimits(countLimit: countLimit, costLimit: costLimit)
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.ageLimit = ageLimit
@@ -121,7 +126,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
         occupied.deallocate()
         costs.removeAll()
         expiries.removeAll()
-        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1).release()
+        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count).release()
     }
 
     @inlinable
@@ -232,10 +237,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     @usableFromInline
     func growArena() {
         let newCapacity = Swift.max(8, entryCapacity * 2)
-        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
-        grown.moveInitialize(from: entries, count: handedOut)
-        entries.deallocate()
-        entries = grown
+        entries = entries.movedToNewBuffer(count: handedOut, capacity: newCapacity)
         entryCapacity = newCapacity
         costs.grow(to: newCapacity)
         expiries.grow(to: newCapacity)
@@ -259,6 +261,12 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     @inlinable
     func isExpired(_ slot: Int32, now: Int64) -> Bool {
         now >= expiries[slot] || (ageLimit != .max && now &- entries[Int(slot)].writeTime >= ageLimit)
+    }
+
+    /// How long before `now` the entry at `slot` was last written.
+    @inlinable
+    func age(of slot: Int32, now: Int64) -> Int64 {
+        now &- entries[Int(slot)].writeTime
     }
 
     /// Whether the entry may have expired, so the clock must be read.
@@ -343,9 +351,10 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
             if expiry != .max { expiringCount += 1 }
             costs.set(cost, at: slot, arenaCapacity: entryCapacity)
             expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
-            queue.access(slot)
+            queue.overwrite(slot, cost: cost)
         } else {
             let countBefore = count
+            queue.willInsert(hash: hash, cost: cost)
             makeRoom(count: 1, cost: cost, protecting: -1, into: &evicted)
             let mustGrow = (count + 1) * 4 > (bucketMask + 1) * 3
             if mustGrow { growIndex() }
@@ -361,7 +370,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
             count += 1
             totalCost += cost
             if expiry != .max { expiringCount += 1 }
-            queue.insert(slot)
+            queue.insert(slot, hash: hash, cost: cost)
         }
     }
 
@@ -402,8 +411,9 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Takes the entry at `slot` out of the index, the queue and the arena.
     @inlinable
     func remove(slot: Int32, bucket: Int, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
+        let hash = UInt32(truncatingIfNeeded: buckets[bucket] >> 32)
         clearBucket(bucket)
-        queue.remove(slot)
+        queue.remove(slot, hash: hash, isEviction: reason == .countLimit || reason == .costLimit)
         let entry = (entries + Int(slot)).move()
         freeSlots.append(slot)
         count -= 1
@@ -421,13 +431,14 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Evicts in eviction order until count and cost are within their limits,
     /// after a limit was lowered.
     func trimToLimits(into evicted: inout EvictedEntries<Key, Value>) {
+        queue.setLimits(countLimit: countLimit, costLimit: costLimit)
         makeRoom(count: 0, cost: 0, protecting: -1, into: &evicted)
     }
 
     /// Evicts in eviction order until at most `maxCount` entries remain. O(removed).
     func trim(toCount maxCount: Int, into evicted: inout EvictedEntries<Key, Value>) {
         while count > maxCount {
-            let victim = queue.victim
+            let victim = queue.victim(skipping: -1)
             guard victim >= 0 else { return }
             remove(slot: victim, reason: .countLimit, into: &evicted)
         }
@@ -436,7 +447,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Evicts in eviction order until the total cost is at most `maxCost`. O(removed).
     func trim(toCost maxCost: Int, into evicted: inout EvictedEntries<Key, Value>) {
         while totalCost > maxCost {
-            let victim = queue.victim
+            let victim = queue.victim(skipping: -1)
             guard victim >= 0 else { return }
             remove(slot: victim, reason: .costLimit, into: &evicted)
         }
@@ -485,7 +496,7 @@ final class MemoryCacheStorage<Key: Hashable, Value> {
     /// Hands every entry to a ``DetachedEntries`` and starts empty, in O(1):
     /// the caller releases the old entries after unlocking.
     func detachAll() -> DetachedEntries<Key, Value> {
-        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1)
+        let detached = DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count)
         occupied.deallocate()
         (entries, entryCapacity, handedOut, freeSlots) = (.allocate(capacity: 0), 0, 0, [])
         (buckets, occupied, bucketMask) = Self.emptyIndex(bucketCount: Self.initialBucketCount)
@@ -524,16 +535,18 @@ final class DetachedEntries<Key, Value>: @unchecked Sendable {
     private var entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>
     private var buckets: UnsafeMutablePointer<UInt64>
     private var bucketCount: Int
+    /// How many entries were detached: the table's count at that moment, so
+    /// that reading it under the lock is O(1).
+    let count: Int
 
-    init(entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>, bucketCount: Int) {
+    init(
+        entries: UnsafeMutablePointer<MemoryEntry<Key, Value>>, buckets: UnsafeMutablePointer<UInt64>,
+        bucketCount: Int, count: Int
+    ) {
         self.entries = entries
         self.buckets = buckets
         self.bucketCount = bucketCount
-    }
-
-    /// How many entries were detached. O(buckets).
-    var count: Int {
-        (0..<bucketCount).reduce(0) { $0 + (buckets[$1] == 0 ? 0 : 1) }
+        self.count = count
     }
 
     /// Calls `body` with every detached entry.

@@ -45,11 +45,7 @@ struct SlotColumn<Element: BitwiseCopyable & Equatable> {
     /// Follows the arena to `newCapacity` slots, if the column exists.
     mutating func grow(to newCapacity: Int) {
         guard let old = values, newCapacity > capacity else { return }
-        let grown = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
-        grown.initialize(from: old, count: capacity)
-        (grown + capacity).initialize(repeating: defaultValue, count: newCapacity - capacity)
-        old.deallocate()
-        values = grown
+        values = old.movedToNewBuffer(count: capacity, capacity: newCapacity, filling: defaultValue)
         capacity = newCapacity
     }
 

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -6,7 +11,8 @@ import Musl
 import Darwin
 #endif
 
-/// Thin wrappers over the POSIX calls the disk storage needs.
+/// Thin wrappers over the POSIX calls the disk storage needs: the disk engine's
+/// only caller of POSIX file calls (SQLite makes its own).
 ///
 /// Unless a function says otherwise, none follows a symbolic link in the last
 /// component of a path (`lstat`, `O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`,
@@ -273,6 +279,47 @@ enum FileSystem {
         return total
     }
 
+    /// `true` if a call returned 0, `false` if it failed with `expected` (the
+    /// entry was missing, or already there), and otherwise throws its `errno`.
+    private static func succeeded(_ result: Int32, unless expected: Int32, _ call: String) throws(SystemCallError) -> Bool {
+        if result == 0 { return true }
+        if errno == expected { return false }
+        throw lastError(call)
+    }
+
+    /// What ``readValue(expecting:from:)`` found.
+    enum ValueRead {
+        /// The file held exactly the size expected; the bytes, in memory the `Data` owns.
+        case complete(Data)
+        /// The file ended early (`count` < expected) or held more (`count` = expected + 1).
+        case wrongLength(count: Int)
+        /// Memory for the value could not be allocated.
+        case allocationFailed
+    }
+
+    /// Reads a value of `size` bytes from `descriptor` into uninitialised memory
+    /// that the returned `Data` then owns: no zeroing, no copy. Asks for one byte
+    /// more than `size` (see ``readExpecting(_:from:into:)``), so one `read` both
+    /// reads the value and finds the end of a file of the right size, without an
+    /// `fstat`.
+    ///
+    /// The memory is freed in one place, on every path that does not hand it to the `Data`.
+    ///
+    /// - Parameter size: The expected size; 0 ≤ `size` < `Int.max`.
+    /// - Throws: ``SystemCallError`` if `read` fails (`EISDIR` for a directory,
+    ///   `EAGAIN` for a FIFO held open for writing).
+    /// - Complexity: O(size). Blocks on disk I/O.
+    static func readValue(expecting size: Int, from descriptor: Int32) throws(SystemCallError) -> ValueRead {
+        guard let memory = malloc(size + 1) else { return .allocationFailed }
+        var ownedByData = false
+        defer { if !ownedByData { free(memory) } }
+        let count = try readExpecting(size, from: descriptor, into: UnsafeMutableRawBufferPointer(start: memory, count: size + 1))
+        guard count == size else { return .wrongLength(count: count) }
+        guard size > 0 else { return .complete(Data()) }
+        ownedByData = true
+        return .complete(Data(bytesNoCopy: memory, count: size, deallocator: .free))
+    }
+
     /// `close(descriptor)`, under a name that instance methods called `close` do not shadow.
     ///
     /// - Returns: 0 on success, -1 with `errno` set on failure.
@@ -298,18 +345,61 @@ enum FileSystem {
     /// - Returns: `false` if there was no such entry.
     @discardableResult
     static func removeEntry(_ name: String, in directory: Int32) throws(SystemCallError) -> Bool {
-        if name.withCString({ unlinkat(directory, $0, 0) }) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw lastError("unlinkat")
+        try succeeded(name.withCString { unlinkat(directory, $0, 0) }, unless: ENOENT, "unlinkat")
+    }
+
+    /// Removes the entry `name` (a C string, as listed) from `directory`: a
+    /// non-directory entry, or an empty directory when `isDirectory` (a link is
+    /// removed, never its target).
+    ///
+    /// - Returns: `false` if there was no such entry.
+    @discardableResult
+    static func removeEntry(
+        _ name: UnsafePointer<CChar>, in directory: Int32, isDirectory: Bool = false
+    ) throws(SystemCallError) -> Bool {
+        try succeeded(unlinkat(directory, name, isDirectory ? AT_REMOVEDIR : 0), unless: ENOENT, "unlinkat")
+    }
+
+    /// Removes the empty directory at `path`. `false` if there was no such entry.
+    @discardableResult
+    static func removeDirectory(_ path: String) throws(SystemCallError) -> Bool {
+        try succeeded(rmdir(path), unless: ENOENT, "rmdir")
+    }
+
+    /// Moves the entry `name` (a C string, as listed) from directory `source` to
+    /// the same name in directory `target`.
+    static func move(_ name: UnsafePointer<CChar>, from source: Int32, to target: Int32) throws(SystemCallError) {
+        guard renameat(source, name, target, name) == 0 else { throw lastError("renameat") }
+    }
+
+    /// Creates an empty file at `path` (mode 0600, `O_CREAT | O_EXCL | O_NOFOLLOW`)
+    /// and closes it at once.
+    ///
+    /// - Returns: `false` if an entry already exists there.
+    @discardableResult
+    static func createEmptyFile(_ path: String) throws(SystemCallError) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if descriptor < 0 {
+            if errno == EEXIST { return false }
+            throw lastError("open")
+        }
+        close(descriptor)
+        return true
+    }
+
+    /// Makes `to` a hard link to the file at `from`.
+    ///
+    /// - Returns: `false` if an entry already exists at `to`.
+    @discardableResult
+    static func link(_ from: String, to: String) throws(SystemCallError) -> Bool {
+        try succeeded(posixLink(from, to), unless: EEXIST, "link")
     }
 
     /// Removes the entry at `path` if it is not a directory (a link is removed,
     /// never its target). `false` if there was no such entry.
     @discardableResult
     static func removeEntry(_ path: String) throws(SystemCallError) -> Bool {
-        if unlink(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw lastError("unlink")
+        try succeeded(unlink(path), unless: ENOENT, "unlink")
     }
 
     // MARK: - Misc
@@ -346,4 +436,10 @@ enum FileSystem {
 @inline(__always)
 private func posixRename(_ from: String, _ to: String) -> Int32 {
     rename(from, to)
+}
+
+/// `link(2)`, under a name that does not clash with ``FileSystem/link(_:to:)``.
+@inline(__always)
+private func posixLink(_ from: String, _ to: String) -> Int32 {
+    link(from, to)
 }

@@ -1,4 +1,5 @@
 import CSQLite
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -7,83 +8,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// What a consistency check of a disk cache found and repaired.
-///
-/// Returned by the disk cache's verification (the `stash verify` command runs it
-/// directly; a disk cache also runs it in the background after opening). Every
-/// count is of things already repaired: the cache is consistent afterwards.
-///
-/// ```swift
-/// let report = try cache.verify()
-/// if !report.isClean { print(report) }
-/// ```
-///
-/// A value type: `Sendable`, safe to share between threads.
-public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
-    /// Files in `data/` that no entry referred to (left by a crash before their
-    /// entry was recorded, or by a deletion that failed), older than the grace
-    /// period (1 hour by default), deleted. Younger ones are left alone: another
-    /// process may be about to record them.
-    public var orphanFilesRemoved: Int
-    /// Entries in `data/` that Stash never creates (symbolic links, directories,
-    /// devices), removed without following them.
-    public var unexpectedEntriesRemoved: Int
-    /// Cache entries whose file was missing, removed.
-    public var missingFileEntriesRemoved: Int
-    /// Cache entries whose bytes were damaged (a file of the wrong size or type, an
-    /// inline value of the wrong length), removed with their files.
-    public var damagedEntriesRemoved: Int
-    /// Whether the stored entry count or total size disagreed with the entries and
-    /// was recomputed.
-    public var totalsCorrected: Bool
-    /// Whether the manifest failed SQLite's integrity check and was set aside: the
-    /// cache was restarted empty, and the other counts are then zero.
-    public var manifestReset: Bool
-
-    /// Creates a report. Every count defaults to 0 and every flag to `false`: a
-    /// clean report.
-    public init(
-        orphanFilesRemoved: Int = 0,
-        unexpectedEntriesRemoved: Int = 0,
-        missingFileEntriesRemoved: Int = 0,
-        damagedEntriesRemoved: Int = 0,
-        totalsCorrected: Bool = false,
-        manifestReset: Bool = false
-    ) {
-        self.orphanFilesRemoved = orphanFilesRemoved
-        self.unexpectedEntriesRemoved = unexpectedEntriesRemoved
-        self.missingFileEntriesRemoved = missingFileEntriesRemoved
-        self.damagedEntriesRemoved = damagedEntriesRemoved
-        self.totalsCorrected = totalsCorrected
-        self.manifestReset = manifestReset
-    }
-
-    /// The number of files and entries removed, in all categories.
-    public var repairedCount: Int {
-        orphanFilesRemoved + unexpectedEntriesRemoved
-            + missingFileEntriesRemoved + damagedEntriesRemoved
-    }
-
-    /// Whether nothing needed repairing.
-    public var isClean: Bool {
-        repairedCount == 0 && !totalsCorrected && !manifestReset
-    }
-
-    /// A one-line English summary of what was repaired, or
-    /// `"consistent: nothing to repair"`.
-    public var description: String {
-        if isClean { return "consistent: nothing to repair" }
-        var parts: [String] = []
-        if manifestReset { parts.append("manifest damaged: set aside, cache restarted empty") }
-        if orphanFilesRemoved > 0 { parts.append("\(orphanFilesRemoved) orphan files removed") }
-        if unexpectedEntriesRemoved > 0 { parts.append("\(unexpectedEntriesRemoved) unexpected entries removed") }
-        if missingFileEntriesRemoved > 0 { parts.append("\(missingFileEntriesRemoved) entries with missing files removed") }
-        if damagedEntriesRemoved > 0 { parts.append("\(damagedEntriesRemoved) damaged entries removed") }
-        if totalsCorrected { parts.append("totals recomputed") }
-        return parts.joined(separator: ", ")
-    }
-}
 
 extension KVStorage {
     /// Checks the manifest and `data/` against each other and repairs what
@@ -198,7 +122,7 @@ extension KVStorage {
     ) throws(StashError) -> Comparison {
         // List data/ before the transaction: it can be long, and rows committed
         // meanwhile are re-read inside the transaction.
-        repairDataDirectory()
+        if options.createsMissing { repairDataDirectory() }
         let directory: Int32
         do {
             directory = try FileSystem.openDirectory(dataPath)
@@ -263,8 +187,12 @@ extension KVStorage {
 
                 // Rows whose file is missing or damaged.
                 for (name, row) in referenced {
-                    // A row committed after the listing has a file the listing missed.
-                    let status = listing[name] ?? (try? FileSystem.entryStatus(name, in: directory))
+                    if let listed = listing[name], listed.type == .regular, listed.size == Int64(row.size) { continue }
+                    // The listing is not the truth for a row committed after it: its
+                    // file was missing then, or still being written (shorter than the
+                    // row says). The row's commit came after the file was complete, so
+                    // the file as it is now, under the write lock, is what to judge.
+                    let status = try? FileSystem.entryStatus(name, in: directory)
                     if let status, status.type == .regular, status.size == Int64(row.size) { continue }
                     try deleteRow(connection, rowid: row.rowid, totals: &totals)
                     if status == nil {
@@ -293,11 +221,50 @@ extension KVStorage {
         }
     }
 
-    /// `unlinkat(directory, name, 0)`; `true` if the entry was removed.
+    /// Removes the non-directory entry `rawName` from `directory`; `true` if it was removed.
     private static func unlink(_ rawName: [CChar], in directory: Int32) -> Bool {
         rawName.withUnsafeBufferPointer { raw in
             guard let name = raw.baseAddress else { return false }
-            return unlinkat(directory, name, 0) == 0
+            return (try? FileSystem.removeEntry(name, in: directory)) == true
         }
+    }
+}
+
+extension KVStorage {
+    /// Opens the existing cache in `directory` on a storage of its own, runs
+    /// ``checkConsistency(afterListing:)``, optionally empties the trash, and
+    /// closes it.
+    ///
+    /// The one way the disk engine opens a second storage on a cache's directory:
+    /// a disk cache's background check and `stash verify` both come through here.
+    /// It creates nothing (``KVStorageOptions/createsMissing`` is forced off): a
+    /// directory, `data/` or manifest that is gone makes it throw
+    /// ``StashError/Code/directoryUnusable`` or ``StashError/Code/databaseFailed``
+    /// instead of bringing them back, so a check racing the deletion of the
+    /// directory cannot make that deletion fail. (A manifest it finds damaged is
+    /// still set aside and replaced: that is the repair.)
+    ///
+    /// - Parameters:
+    ///   - directory: The cache's directory.
+    ///   - kind: The storage kind (it does not change what is checked).
+    ///   - clock: The storage's clock.
+    ///   - logger: Where repairs are reported.
+    ///   - options: Tunables; `createsMissing` is ignored.
+    ///   - emptyingTrash: Whether to empty `trash/` after the check. Defaults to `false`.
+    ///   - afterListing: The test hook of ``checkConsistency(afterListing:)``.
+    /// - Returns: What was repaired.
+    /// - Throws: ``StashError``, as opening a storage and ``checkConsistency(afterListing:)``.
+    /// - Complexity: O(n + f) for n entries and f files. Blocks on disk I/O.
+    static func checkConsistency(
+        ofDirectory directory: String, kind: DiskStorageKind = .default, clock: any CacheClock, logger: Logger,
+        options: KVStorageOptions = KVStorageOptions(), emptyingTrash: Bool = false, afterListing: (() -> Void)? = nil
+    ) throws(StashError) -> RepairReport {
+        var options = options
+        options.createsMissing = false
+        let checker = try KVStorage(directory: directory, kind: kind, clock: clock, logger: logger, options: options)
+        defer { checker.close() }
+        let report = try checker.checkConsistency(afterListing: afterListing)
+        if emptyingTrash { checker.emptyTrash() }
+        return report
     }
 }

@@ -58,6 +58,7 @@ extension KVStorage {
     ///
     /// - Throws: ``StashError/Code/directoryUnusable``.
     func prepareDirectories() throws(StashError) {
+        guard options.createsMissing else { return try requireDirectories() }
         let root: FileSystem.Status
         do {
             try FileSystem.makeDirectories(directory)
@@ -80,6 +81,17 @@ extension KVStorage {
         repairDataDirectory()
         guard let status = try? FileSystem.entryStatus(dataPath), status.type == .directory else {
             throw StashError(.directoryUnusable, "cannot create \(dataPath)")
+        }
+    }
+
+    /// ``prepareDirectories()`` for a storage that creates nothing
+    /// (``KVStorageOptions/createsMissing`` off): the directory and `data/` must
+    /// be there already, as directories.
+    private func requireDirectories() throws(StashError) {
+        for path in [directory, dataPath] {
+            guard let status = try? FileSystem.followingStatus(path), status.type == .directory else {
+                throw StashError(.directoryUnusable, "\(path) is not there (or not a directory), and this storage creates nothing")
+            }
         }
     }
 
@@ -219,7 +231,7 @@ extension KVStorage {
             }
         } catch {
             if descriptor >= 0 { FileSystem.closeDescriptor(descriptor) }
-            unlinkat(directory.descriptor, name, 0)
+            _ = try? FileSystem.removeEntry(name, in: directory.descriptor)
             throw error
         }
         return DataFile(name: name, directoryIdentity: directory.identity)
@@ -301,9 +313,7 @@ extension KVStorage {
         }
         defer { FileSystem.closeDescriptor(descriptor) }
 
-        // Read into uninitialised memory that the Data then owns: no zeroing, no copy.
-        // One byte more than the value, so that one `read` both reads it and finds
-        // the end of the file (see FileSystem.readExpecting), with no `fstat`.
+        // One read into memory the Data then owns (FileSystem.readValue).
         guard expectedSize >= 0, expectedSize < Int.max else {
             return .damaged("the row records an impossible size, \(expectedSize) bytes")
         }
@@ -320,15 +330,10 @@ extension KVStorage {
                 throw StashError(.ioFailed, "cannot inspect the file of \(Self.describe(key))", cause: error)
             }
         }
-        guard let memory = malloc(expectedSize + 1) else {
-            throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
-        }
-        let count: Int
+        let read: FileSystem.ValueRead
         do {
-            count = try FileSystem.readExpecting(
-                expectedSize, from: descriptor, into: UnsafeMutableRawBufferPointer(start: memory, count: expectedSize + 1))
+            read = try FileSystem.readValue(expecting: expectedSize, from: descriptor)
         } catch {
-            free(memory)
             switch error.errno {
             // A directory, or a FIFO that another process holds open for writing
             // (opened with O_NONBLOCK, an idle FIFO reads as empty).
@@ -336,18 +341,17 @@ extension KVStorage {
             default: throw StashError(.ioFailed, "cannot read the file of \(Self.describe(key))", cause: error)
             }
         }
-        guard count == expectedSize else {
-            free(memory)
+        switch read {
+        case .complete(let bytes):
+            return .success(bytes)
+        case .wrongLength(let count):
             return .damaged(
                 count > expectedSize
                     ? "the file holds more than the \(expectedSize) bytes expected"
                     : "the file ended after \(count) of \(expectedSize) bytes")
+        case .allocationFailed:
+            throw StashError(.ioFailed, "cannot allocate \(expectedSize) bytes for \(Self.describe(key))")
         }
-        guard expectedSize > 0 else {
-            free(memory)
-            return .success(Data())
-        }
-        return .success(Data(bytesNoCopy: memory, count: expectedSize, deallocator: .free))
     }
 
     // MARK: - Deleting

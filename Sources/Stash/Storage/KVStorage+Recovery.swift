@@ -36,7 +36,8 @@ extension KVStorage {
         try prepareDirectories()
         var hasSetAside = false
         while true {
-            let identity = prepareManifestFile()
+            // A storage that creates nothing still replaces a manifest it set aside.
+            let identity = prepareManifestFile(creating: options.createsMissing || hasSetAside)
             if !hasSetAside, manifestWasEmptied() {
                 // SQLite would take an empty file for a new database, and the cache
                 // would lose every entry without a word: set it aside like damage.
@@ -49,7 +50,8 @@ extension KVStorage {
             let outcome: Manifest.OpenOutcome
             do throws(SQLiteError) {
                 outcome = try Manifest.open(
-                    path: manifestPath, busyTimeout: options.busyTimeout, synchronous: options.synchronous
+                    path: manifestPath, busyTimeout: options.busyTimeout, synchronous: options.synchronous,
+                    create: options.createsMissing || hasSetAside
                 )
             } catch {
                 guard error.isCorruption else {
@@ -110,13 +112,13 @@ extension KVStorage {
     /// - Returns: The file's identity, or `nil` if it could not be inspected or
     ///   created (SQLite will then report why it cannot open it).
     /// - Complexity: O(1): a few `lstat`s, plus creating the file when missing.
-    func prepareManifestFile() -> FileSystem.Identity? {
+    func prepareManifestFile(creating: Bool = true) -> FileSystem.Identity? {
         for _ in 0..<3 {
             let status: FileSystem.Status
             do throws(SystemCallError) {
                 status = try FileSystem.entryStatus(manifestPath)
             } catch where error.errno == ENOENT {
-                guard createManifestFile() else { return nil }
+                guard creating, createManifestFile() else { return nil }
                 continue
             } catch {
                 return nil
@@ -147,18 +149,13 @@ extension KVStorage {
     ///   someone else); `false` if it could not be created.
     private func createManifestFile() -> Bool {
         let temporary = "\(directory)/.manifest-new-\(FileNameGenerator.randomName(hexDigits: 16))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        FileSystem.closeDescriptor(descriptor)
-        defer { unlink(temporary) }
-        if link(temporary, manifestPath) == 0 || errno == EEXIST { return true }
-        // No hard links here (EPERM, ENOTSUP, EXDEV…): create the final name directly.
-        let direct = open(manifestPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if direct >= 0 {
-            FileSystem.closeDescriptor(direct)
-            return true
-        }
-        return errno == EEXIST
+        guard (try? FileSystem.createEmptyFile(temporary)) == true else { return false }
+        defer { _ = try? FileSystem.removeEntry(temporary) }
+        // Linked, or someone else's manifest is already there: either way it exists.
+        if (try? FileSystem.link(temporary, to: manifestPath)) != nil { return true }
+        // No hard links here (EPERM, ENOTSUP, EXDEV…): create the final name directly
+        // (true when created, false when it already exists: both mean it is there).
+        return (try? FileSystem.createEmptyFile(manifestPath)) != nil
     }
 
     /// Recovers from corruption found while `action` was under way: sets the

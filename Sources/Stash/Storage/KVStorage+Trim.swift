@@ -89,7 +89,7 @@ extension KVStorage {
     /// logged: the entries whose files could not be restored then read as misses.
     func restoreDataDirectory(from moved: String) {
         forgetDataDirectory()
-        if rmdir(dataPath) == 0 || errno == ENOENT {
+        if (try? FileSystem.removeDirectory(dataPath)) != nil {
             do throws(SystemCallError) {
                 try FileSystem.rename(moved, to: dataPath)
                 logger.warning("removing all entries failed; data/ was put back")
@@ -107,7 +107,7 @@ extension KVStorage {
             var failed = 0
             for entry in try FileSystem.entries(ofDirectory: source) {
                 let renamed = entry.rawName.withUnsafeBufferPointer { raw in
-                    raw.baseAddress.map { renameat(source, $0, target, $0) == 0 } ?? false
+                    raw.baseAddress.map { (try? FileSystem.move($0, from: source, to: target)) != nil } ?? false
                 }
                 if !renamed { failed += 1 }
             }

@@ -2,47 +2,11 @@ import CSQLite
 
 /// The schema and SQL of a disk cache's `manifest.sqlite`, and how it is opened.
 ///
-/// ## Schema, version 3 (`PRAGMA user_version = 3`)
-///
-/// ```sql
-/// manifest(key TEXT PRIMARY KEY,          -- any non-empty string; bound with its byte length
-///          filename TEXT NULL,            -- the value's file in data/, NULL when inline
-///          size INTEGER,                  -- the value's length in bytes
-///          inline_data BLOB NULL,         -- the value, when inline
-///          modification_time INTEGER,     -- ns on the storage's clock; ages count from it
-///          last_access_time INTEGER,      -- ns; indexed with modification_time, drives LRU and age trims
-///          expiration_time INTEGER NULL,  -- ns; indexed (partial), NULL = never
-///          extended_data BLOB NULL)       -- opaque bytes the facade stores beside the value
-/// manifest_totals(id = 0, count, size, file_count)   -- one row, kept exact by every writer
-/// ```
-///
-/// `manifest_totals` makes the cache's count and size O(1) to read and exact
-/// across every connection and process: each transaction that adds, replaces or
-/// deletes rows applies its change to the totals before it commits
-/// (``adjustTotals(_:by:)``). The database uses `auto_vacuum = INCREMENTAL` so
-/// that space freed by removals can be given back to the file system.
-///
-/// Every index is a B-tree that each write must update, so there are as few as
-/// the queries allow. A write of a new key changes four B-trees (the table, the
-/// key's index, `manifest_last_access_time` and the totals), an overwrite three
-/// (two when the value keeps its size and place).
-/// Age trims need no index of their own: an entry's last access is never earlier
-/// than its last write (a write sets both), so every entry last accessed before
-/// the age cutoff is old enough to go, and the other candidates are found in the
-/// index's `(last_access_time, modification_time)` pairs without reading the table.
-///
-/// Migrations, run on open, each O(1) in the rows:
-/// - version 1 had an index on `modification_time` alone and indexed
-///   `last_access_time` alone: the indexes are rebuilt as one (O(n log n) once);
-/// - version 2 kept the totals with triggers: they are dropped. A trigger makes
-///   SQLite open a statement journal for every write inside a transaction; doing
-///   the arithmetic in the storage's own statement cut a small write by about
-///   18,000 instructions (a fifth) and removes a B-tree write from overwrites
-///   that keep the size.
-///
-/// A database whose version is newer than ``schemaVersion`` was written by a
-/// newer Stash: it is treated as unusable (set aside, and the cache starts fresh).
-/// Older versions are migrated in ``open(path:busyTimeout:synchronous:)``.
+/// The schema, its indexes, the totals row and the migrations are described
+/// once, in the On-Disk Format article (Stash.docc/OnDiskFormat.md); this type
+/// is their code: ``createSchema``, ``migrations``, ``SQL`` and
+/// ``open(path:busyTimeout:synchronous:create:)``. `manifest_totals` is kept
+/// exact by every writer through ``adjustTotals(_:by:)``.
 enum Manifest {
     /// The manifest's file name inside the cache directory.
     static let fileName = "manifest.sqlite"
@@ -194,8 +158,8 @@ enum Manifest {
     /// - Throws: ``SQLiteError``; ``SQLiteError/isCorruption`` tells a damaged
     ///   or foreign file (garbage header: `SQLITE_NOTADB`) from a failure to report
     ///   (busy beyond the timeout, I/O error, full disk).
-    static func open(path: String, busyTimeout: Duration, synchronous: Bool) throws(SQLiteError) -> OpenOutcome {
-        let connection = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
+    static func open(path: String, busyTimeout: Duration, synchronous: Bool, create: Bool = true) throws(SQLiteError) -> OpenOutcome {
+        let connection = try SQLiteConnection(path: path, busyTimeout: busyTimeout, create: create)
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         _ = try connection.scalarText("PRAGMA journal_mode = WAL")
         try connection.execute(synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")

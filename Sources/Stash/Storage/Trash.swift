@@ -69,7 +69,7 @@ struct Trash: Sendable {
             }
             return 0
         }
-        defer { close(descriptor) }
+        defer { FileSystem.closeDescriptor(descriptor) }
         return removeContents(of: descriptor, depth: 0)
     }
 
@@ -109,24 +109,17 @@ struct Trash: Sendable {
             do {
                 let child = try FileSystem.openDirectory(name, in: directory)
                 removed += removeContents(of: child, depth: depth + 1)
-                close(child)
+                FileSystem.closeDescriptor(child)
             } catch {
                 logger.warning("cannot open a trash directory", metadata: ["entry": "\(displayName)", "error": "\(error)"])
                 return removed
             }
-            if unlinkat(directory, name, AT_REMOVEDIR) == 0 {
-                removed += 1
-            } else if errno != ENOENT {
-                let error = FileSystem.lastError("unlinkat")
-                logger.warning("cannot remove a trash directory", metadata: ["entry": "\(displayName)", "error": "\(error)"])
-            }
-        } else {
-            if unlinkat(directory, name, 0) == 0 {
-                removed += 1
-            } else if errno != ENOENT {
-                let error = FileSystem.lastError("unlinkat")
-                logger.warning("cannot remove a trash entry", metadata: ["entry": "\(displayName)", "error": "\(error)"])
-            }
+        }
+        do {
+            if try FileSystem.removeEntry(name, in: directory, isDirectory: status.type == .directory) { removed += 1 }
+        } catch {
+            let what = status.type == .directory ? "directory" : "entry"
+            logger.warning("cannot remove a trash \(what)", metadata: ["entry": "\(displayName)", "error": "\(error)"])
         }
         return removed
     }

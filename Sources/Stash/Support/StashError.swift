@@ -9,7 +9,9 @@
 /// ```swift
 /// do {
 ///     try disk.setValue(data, forKey: "")
-/// } catch let error as StashError where error.code == .invalidKey {
+/// } catch StashError.Code.invalidKey {
+///     // a code matches the error that carries it
+/// } catch {
 ///     print(error.message)   // "keys must not be empty"
 /// }
 /// ```
@@ -30,6 +32,8 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case encodingFailed
             case decodingFailed
             case closed
+            case recursiveLoad
+            case timedOut
         }
 
         let wrapped: Wrapped
@@ -56,6 +60,11 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         public static let decodingFailed = Code(.decodingFailed)
         /// The cache has been closed.
         public static let closed = Code(.closed)
+        /// A loader asked the cache for the key it is loading, which would wait
+        /// for itself forever.
+        public static let recursiveLoad = Code(.recursiveLoad)
+        /// A load did not finish within its timeout.
+        public static let timedOut = Code(.timedOut)
 
         /// The code's name, such as "invalid key".
         public var description: String {
@@ -70,6 +79,8 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case .encodingFailed: "encoding failed"
             case .decodingFailed: "decoding failed"
             case .closed: "closed"
+            case .recursiveLoad: "recursive load"
+            case .timedOut: "timed out"
             }
         }
     }
@@ -103,38 +114,28 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A failed system call, carrying the call's name and `errno`.
-///
-/// Appears as the ``StashError/cause`` of ``StashError/Code/ioFailed`` and
-/// ``StashError/Code/directoryUnusable`` errors.
-public struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The name of the call that failed, for example `"open"` or `"rename"`.
-    public var call: String
-    /// The value of `errno` after the call.
-    public var errno: Int32
-
-    /// Creates an error for a failed system call.
-    public init(call: String, errno: Int32) {
-        self.call = call
-        self.errno = errno
+extension StashError.Code {
+    /// Whether `error` carries this code, so that a `catch` clause or a
+    /// `switch` can match a code directly:
+    ///
+    /// ```swift
+    /// do {
+    ///     try cache.setValue(value, forKey: key)
+    /// } catch StashError.Code.valueTooLarge {
+    ///     // skip it
+    /// }
+    /// ```
+    ///
+    /// - Complexity: O(1).
+    public static func ~= (code: StashError.Code, error: StashError) -> Bool {
+        error.code == code
     }
 
-    /// The operating system's description of ``errno``, such as
-    /// `"No space left on device"`.
-    public var reason: String {
-        String(cString: strerror(errno))
-    }
-
-    /// The call, the system's description of `errno`, and its number.
-    public var description: String {
-        "\(call) failed: \(reason) (errno \(errno))"
+    /// Whether `error` is a ``StashError`` carrying this code. Any other error
+    /// does not match.
+    ///
+    /// - Complexity: O(1).
+    public static func ~= (code: StashError.Code, error: any Error) -> Bool {
+        (error as? StashError)?.code == code
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif

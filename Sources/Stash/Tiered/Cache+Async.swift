@@ -9,7 +9,7 @@ extension Cache {
             return hit
         }
         guard let disk else { return nil }
-        return try await disk.core.run { [self] () throws(StashError) in try value(forKey: key) }
+        return try await disk.run { [self] () throws(StashError) in try value(forKey: key) }
     }
 
     /// Whether either tier holds `key`. See `contains(_:)`.
@@ -25,27 +25,27 @@ extension Cache {
             try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
             return
         }
-        try await disk.core.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
+        try await disk.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
     }
 
     /// Removes `key` from both tiers. See `removeValue(forKey:)`.
     @discardableResult
     public func removeValue(forKey key: String) async throws(StashError) -> Bool {
         guard let disk else { return try synchronously { () throws(StashError) in try removeValue(forKey: key) } }
-        return try await disk.core.run { [self] () throws(StashError) in try removeValue(forKey: key) }
+        return try await disk.run { [self] () throws(StashError) in try removeValue(forKey: key) }
     }
 
     /// Removes every entry from both tiers. See `removeAll()`.
     public func removeAll() async throws(StashError) {
         guard let disk else { return try synchronously { () throws(StashError) in try removeAll() } }
-        try await disk.core.run { [self] () throws(StashError) in try removeAll() }
+        try await disk.run { [self] () throws(StashError) in try removeAll() }
     }
 
     /// Removes every entry, reporting the disk tier's progress on its queue.
     /// See `removeAll(progress:)`.
     public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws(StashError) {
         guard let disk else { return try synchronously { () throws(StashError) in try removeAll(progress: progress) } }
-        try await disk.core.run { [self] () throws(StashError) in try removeAll(progress: progress) }
+        try await disk.run { [self] () throws(StashError) in try removeAll(progress: progress) }
     }
 }
 

@@ -32,9 +32,43 @@ import Logging
 /// `async` form whose disk work runs on the disk tier's dispatch queue, never
 /// on Swift's cooperative thread pool.
 public final class Cache<Value: Sendable>: Sendable {
-    /// The memory tier, or `nil` for a disk-only cache.
+    /// The memory tier, or `nil` for a disk-only cache: a view for inspection,
+    /// statistics, limits and trims.
+    ///
+    /// - Important: A write or removal made directly through `memory` skips what
+    ///   `Cache` promises for its own operations: they take a per-key lock, write
+    ///   disk first and memory second, and keep memory a subset of disk. Directly:
+    ///   - `memory.setValue` puts a value in memory that disk does not hold (or
+    ///     holds differently). `Cache` reads return it until memory evicts it or
+    ///     it expires, then the disk's value, or `nil`; it never reaches disk.
+    ///   - `memory.removeValue` and `memory.removeAll()` drop only the memory
+    ///     copies: the next `Cache` read promotes the disk's value back.
+    ///   - Neither takes the per-key lock, so it can interleave with a `Cache`
+    ///     write or promotion of the same key: a direct write can be overwritten
+    ///     by a promotion of the disk's (older) value read just before it.
+    ///
+    ///   Reading, ``MemoryCache/statistics``, changing limits and trimming are
+    ///   safe: an entry trimmed from memory is read from disk again.
     public let memory: MemoryCache<String, Value>?
-    /// The disk tier, or `nil` for a memory-only cache.
+    /// The disk tier, or `nil` for a memory-only cache: a view for inspection,
+    /// statistics, limits, trims and repair.
+    ///
+    /// - Important: A write or removal made directly through `disk` skips what
+    ///   `Cache` promises for its own operations: they take a per-key lock,
+    ///   update memory with disk, and never let a promotion put an older value
+    ///   into memory after a newer write. Directly:
+    ///   - `disk.setValue` and `disk.removeValue` leave memory's copy as it was:
+    ///     `Cache` reads keep returning the old value (or a value disk no longer
+    ///     holds) until memory evicts it or it expires.
+    ///   - They do not take the per-key lock, so a `Cache` read that found the key
+    ///     on disk just before a direct write can promote the older value into
+    ///     memory after it: memory then serves the older value.
+    ///   - `disk.removeAll()` empties disk only; memory goes on serving its copies.
+    ///
+    ///   Reading, ``DiskCache/statistics``, ``DiskCache/usage()``,
+    ///   ``DiskCache/verify()``, changing limits and trimming are safe: an entry
+    ///   trimmed from disk while memory holds it is served from memory until
+    ///   memory evicts it, as for any disk eviction.
     public let disk: DiskCache<Value>?
     /// The cost of a value promoted or written into memory, given the value and
     /// its encoded size in bytes (nil when there is no disk tier to encode for).
@@ -66,11 +100,11 @@ public final class Cache<Value: Sendable>: Sendable {
         stripes = KeyStripes()
     }
 
-    /// Opens a cache whose disk tier lives in `path`, with a default memory tier
+    /// Opens a cache whose disk tier lives in `directory`, with a default memory tier
     /// (LRU, no limits but memory pressure) in front.
     ///
     /// - Parameters:
-    ///   - path: The disk tier's directory, created if missing.
+    ///   - directory: The disk tier's directory, created if missing.
     ///   - codec: How values become bytes.
     ///   - memoryCountLimit: The memory tier's ``MemoryCache/countLimit``. Defaults to `Int.max`.
     ///   - memoryCostLimit: The memory tier's ``MemoryCache/costLimit``, in encoded bytes by
@@ -80,16 +114,18 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
     /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
     public convenience init(
-        path: String,
+        directory: String,
         codec: DiskCodec<Value>,
         memoryCountLimit: Int = .max,
         memoryCostLimit: Int = .max,
         diskSizeLimit: Int = .max,
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
-        let disk = try DiskCache<Value>(directory: path, codec: codec, sizeLimit: diskSizeLimit, logger: logger)
-        let memory = MemoryCache<String, Value>(
-            name: path, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger)
+        let disk = try DiskCache<Value>(
+            directory: directory, codec: codec,
+            configuration: DiskCacheConfiguration(sizeLimit: diskSizeLimit, logger: logger))
+        let memory = MemoryCache<String, Value>(configuration: .init(
+            name: directory, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
         try self.init(memory: memory, disk: disk)
     }
 
@@ -117,8 +153,31 @@ public final class Cache<Value: Sendable>: Sendable {
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         try self.init(
-            path: try CachesDirectory.path(forName: name), codec: codec, memoryCountLimit: memoryCountLimit,
+            directory: try CachesDirectory.path(forName: name), codec: codec, memoryCountLimit: memoryCountLimit,
             memoryCostLimit: memoryCostLimit, diskSizeLimit: diskSizeLimit, logger: logger)
+    }
+
+    // MARK: - Statistics
+
+    /// The cache's lookup counters, derived from its tiers' own (no counter or
+    /// lock of its own): hits are memory hits plus disk hits; misses are lookups
+    /// that missed both tiers (the disk tier's misses, or memory's for a
+    /// memory-only cache); evictions are both tiers' evictions added up.
+    ///
+    /// Lookups made directly through ``memory`` or ``disk`` count too.
+    ///
+    /// - Complexity: O(1). Never blocks on disk I/O. Thread-safe.
+    public var statistics: CacheStatistics {
+        switch (memory?.statistics, disk?.statistics) {
+        case let (memory?, disk?):
+            CacheStatistics(hits: memory.hits + disk.hits, misses: disk.misses, evictions: memory.evictions + disk.evictions)
+        case let (memory?, nil):
+            memory
+        case let (nil, disk?):
+            disk
+        case (nil, nil):
+            CacheStatistics()
+        }
     }
 
     // MARK: - Reading
@@ -177,7 +236,7 @@ public final class Cache<Value: Sendable>: Sendable {
                     throw error
                 }
             } else {
-                try KVStorage.validate(key)
+                try DiskCache<Value>.validate(key)
             }
             memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
         }
@@ -219,7 +278,7 @@ public final class Cache<Value: Sendable>: Sendable {
         guard let memory, let disk else { return }
         var ttl: Duration?
         if let expiration {
-            let remaining = expiration &- disk.core.clock.nanosecondsNow
+            let remaining = expiration &- disk.nanosecondsNow
             guard remaining > 0 else { return }
             ttl = .nanoseconds(remaining)
         }
@@ -245,19 +304,19 @@ final class KeyStripes: Sendable {
 }
 
 extension Cache where Value == Data {
-    /// Opens a cache of raw bytes whose disk tier lives in `path`. See
-    /// ``init(path:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:logger:)``.
+    /// Opens a cache of raw bytes whose disk tier lives in `directory`. See
+    /// ``init(directory:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:logger:)``.
     ///
     /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
     public convenience init(
-        path: String,
+        directory: String,
         memoryCountLimit: Int = .max,
         memoryCostLimit: Int = .max,
         diskSizeLimit: Int = .max,
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         try self.init(
-            path: path, codec: .data, memoryCountLimit: memoryCountLimit, memoryCostLimit: memoryCostLimit,
+            directory: directory, codec: .data, memoryCountLimit: memoryCountLimit, memoryCostLimit: memoryCostLimit,
             diskSizeLimit: diskSizeLimit, logger: logger)
     }
 

@@ -72,7 +72,9 @@ enum CacheAccess {
         try check(path, requirement)
         let cache: DiskCache<Data>
         do {
-            cache = try DiskCache<Data>(directory: path, autoTrimInterval: nil, logger: CacheLog.logger)
+            cache = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(autoTrimInterval: nil, logger: CacheLog.logger))
         } catch {
             throw CLIError(error, doing: "open the cache in \(path)")
         }

@@ -1,4 +1,5 @@
 import Logging
+import Stash
 
 #if canImport(Glibc)
 import Glibc
@@ -28,35 +29,18 @@ enum CacheLog {
         gate.close()
     }
 
-    /// A flag shared by every handler, behind a mutex.
-    final class Gate: @unchecked Sendable {
-        // @unchecked Sendable: `isOpen` is only touched with `mutex` locked.
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        private var isOpen = true
-
-        init() {
-            mutex = .allocate(capacity: 1)
-            mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
-        }
-
-        deinit {
-            pthread_mutex_destroy(mutex)
-            mutex.deallocate()
-        }
+    /// A flag shared by every handler, behind a lock.
+    final class Gate: Sendable {
+        private let isOpen = LockedValue(true)
 
         func close() {
-            pthread_mutex_lock(mutex)
-            isOpen = false
-            pthread_mutex_unlock(mutex)
+            isOpen.withLock { $0 = false }
         }
 
-        /// Runs `body` if the gate is open, with the mutex held, so that no
+        /// Runs `body` if the gate is open, with the lock held, so that no
         /// message is written after ``close()`` returns.
         func ifOpen(_ body: () -> Void) {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            if isOpen { body() }
+            isOpen.withLock { if $0 { body() } }
         }
     }
 }

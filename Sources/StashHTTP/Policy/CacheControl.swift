@@ -87,4 +87,28 @@ struct CacheControl: Sendable, Equatable {
             if !name.isEmpty, directives[name] == nil { directives[name] = .some(value) }
         }
     }
+
+    /// Whether `lines` form a Structured Fields dictionary whose delta-seconds directives are
+    /// integers (RFC 9213 §2.1): an invalid `CDN-Cache-Control` is ignored whole.
+    static func isValidStructuredDictionary(_ lines: [String]) -> Bool {
+        let deltaDirectives: Set<String> = ["max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"]
+        for line in lines {
+            for member in line.split(separator: ",", omittingEmptySubsequences: false) {
+                let text = member.trimmingSpaces
+                let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let key = parts[0]
+                guard let first = key.utf8.first, (first >= 0x61 && first <= 0x7A) || first == UInt8(ascii: "*"),
+                      key.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || "_-.*".utf8.contains($0) })
+                else { return false }
+                guard parts.count == 2 else { continue }
+                let value = parts[1]
+                if deltaDirectives.contains(String(key)) {
+                    guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
+                } else if value.isEmpty {
+                    return false
+                }
+            }
+        }
+        return true
+    }
 }

@@ -33,6 +33,13 @@ struct HTTPCacheRules: Sendable {
         case validate
     }
 
+    /// The directives this cache obeys: in shared mode a valid `CDN-Cache-Control` replaces
+    /// `Cache-Control` (RFC 9213); otherwise `Cache-Control`.
+    func directives(_ response: StoredResponse) -> CacheControl {
+        if mode.isShared, let cdn = response.cdnCacheControl { return cdn }
+        return response.cacheControl
+    }
+
     // MARK: - Storing
 
     /// Whether `response` to `request` may be stored (RFC 9111 §3), and is worth storing:
@@ -45,7 +52,7 @@ struct HTTPCacheRules: Sendable {
         guard code >= 200, code != 206, code != 304 else { return false }
         let requestCC = CacheControl(lines: request.headerFields[values: .cacheControl])
         if requestCC.contains("no-store") { return false }
-        let cc = response.cacheControl
+        let cc = directives(response)
         if cc.contains("no-store") {
             guard cc.contains("must-understand"), Self.understood.contains(code) else { return false }
         }
@@ -86,13 +93,17 @@ struct HTTPCacheRules: Sendable {
     /// The freshness lifetime in nanoseconds (RFC 9111 §4.2.1): `s-maxage` (shared mode),
     /// then `max-age`, then `Expires` − `Date`, then the heuristic.
     func freshnessLifetime(_ response: StoredResponse) -> Int64 {
-        let cc = response.cacheControl
+        let cc = directives(response)
         if mode.isShared, let sMaxAge = cc.seconds("s-maxage") { return sMaxAge * 1_000_000_000 }
         if let maxAge = cc.seconds("max-age") { return maxAge * 1_000_000_000 }
         let dateSeconds = response.date ?? response.responseTime / 1_000_000_000
         switch response.expires {
         case .invalid: return 0
-        case .at(let expires): return max(0, expires - dateSeconds) * 1_000_000_000
+        case .at(let expires):
+            // Clamped like any delta-seconds (RFC 9111 §1.2.2), so a far-future Expires
+            // (year 9999) cannot overflow the conversion to nanoseconds.
+            let seconds = min(max(0, expires - dateSeconds), CacheControl.maximumDeltaSeconds)
+            return seconds * 1_000_000_000
         case .absent: break
         }
         guard Self.heuristicallyCacheable.contains(response.status.code) || cc.contains("public"),
@@ -115,7 +126,7 @@ struct HTTPCacheRules: Sendable {
 
     /// Whether the response forbids serving it stale (RFC 9111 §5.2.2.2, §5.2.2.8, §5.2.2.10).
     func forbidsStale(_ response: StoredResponse) -> Bool {
-        let cc = response.cacheControl
+        let cc = directives(response)
         return cc.contains("must-revalidate") || cc.contains("no-cache")
             || (mode.isShared && (cc.contains("proxy-revalidate") || cc.contains("s-maxage")))
     }
@@ -127,7 +138,7 @@ struct HTTPCacheRules: Sendable {
     /// - Complexity: O(n) in the request's `Cache-Control` length.
     func decision(for request: HTTPRequest, stored response: StoredResponse, now: Int64) -> Decision {
         let requestCC = Self.requestCacheControl(request)
-        if requestCC.contains("no-cache") || response.cacheControl.contains("no-cache") { return .validate }
+        if requestCC.contains("no-cache") || directives(response).contains("no-cache") { return .validate }
         let age = currentAge(response, now: now)
         let lifetime = freshnessLifetime(response)
         var fresh = lifetime > age
@@ -140,7 +151,7 @@ struct HTTPCacheRules: Sendable {
             let maxStale = requestCC.value("max-stale") == nil ? Int64.max : requestCC.seconds("max-stale")!
             if maxStale == .max || staleness <= maxStale * 1_000_000_000 { return .staleAllowed }
         }
-        if let window = response.cacheControl.seconds("stale-while-revalidate"), staleness <= window * 1_000_000_000 {
+        if let window = directives(response).seconds("stale-while-revalidate"), staleness <= window * 1_000_000_000 {
             return .staleWhileRevalidate
         }
         return .validate
@@ -153,7 +164,7 @@ struct HTTPCacheRules: Sendable {
         let staleness = currentAge(response, now: now) - freshnessLifetime(response)
         if staleness <= 0 { return true }
         let window = max(
-            response.cacheControl.seconds("stale-if-error") ?? -1,
+            directives(response).seconds("stale-if-error") ?? -1,
             Self.requestCacheControl(request).seconds("stale-if-error") ?? -1)
         return window >= 0 && staleness <= window * 1_000_000_000
     }

@@ -21,6 +21,8 @@ final class StoredResponse: Sendable {
 
     // Derived from `fields` at init.
     let cacheControl: CacheControl
+    /// `CDN-Cache-Control` (RFC 9213) when present and valid: replaces ``cacheControl`` in shared mode.
+    let cdnCacheControl: CacheControl?
     /// `Date` in seconds since the epoch, `nil` when absent or invalid.
     let date: Int64?
     /// `Expires`: absent, valid, or invalid (which means "already expired").
@@ -56,6 +58,9 @@ final class StoredResponse: Sendable {
         self.varyValues = varyValues
         self.body = body
         cacheControl = CacheControl(lines: fields[values: .cacheControl])
+        let cdnLines = fields[values: .cdnCacheControl]
+        cdnCacheControl = !cdnLines.isEmpty && CacheControl.isValidStructuredDictionary(cdnLines)
+            ? CacheControl(lines: cdnLines) : nil
         let dateLines = fields[values: .date]
         date = dateLines.count == 1 ? HTTPDate.parse(dateLines[0]) : nil
         let expiresLines = fields[values: .expires]
@@ -94,6 +99,11 @@ final class StoredResponse: Sendable {
     var cost: Int {
         fields.reduce(body.count + 64) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
     }
+}
+
+extension HTTPField.Name {
+    /// `CDN-Cache-Control` (RFC 9213).
+    static let cdnCacheControl = HTTPField.Name("CDN-Cache-Control")!
 }
 
 extension StringProtocol {

@@ -22,6 +22,8 @@ final class HTTPCacheEngine: @unchecked Sendable {
     private var background: [Int: Task<Void, Never>] = [:]
     private var nextBackgroundID = 0
     private var diskClosed = false
+    /// Whether the last disk operation failed: failures are logged once per incident, not per call.
+    private var diskFailing = false
 
     init(configuration: HTTPCache.Configuration) throws(StashError) {
         for (name, value) in [
@@ -42,13 +44,15 @@ final class HTTPCacheEngine: @unchecked Sendable {
         rules = HTTPCacheRules(mode: configuration.mode, heuristicCap: cap)
         clock = configuration.clock
         logger = configuration.logger
-        memory = MemoryCache(
+        memory = MemoryCache(configuration: .init(
             name: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
-            clock: configuration.clock, logger: configuration.logger)
+            clock: configuration.clock, logger: configuration.logger))
         if let directory = configuration.directory {
             disk = try DiskCache<Data>(
-                directory: directory, countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
-                logger: configuration.logger)
+                directory: directory,
+                configuration: .init(
+                    countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
+                    logger: configuration.logger))
         } else {
             disk = nil
         }
@@ -172,12 +176,21 @@ final class HTTPCacheEngine: @unchecked Sendable {
             memory.setValue(entry, forKey: key, cost: entry.cost)
             return entry
         } catch {
-            logger.warning("reading a stored HTTP response failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            reportDiskFailure("reading a stored HTTP response failed; the disk tier is skipped", key: key, error: error)
             return nil
         }
     }
 
     private var isDiskClosed: Bool { lock.withLock { diskClosed } }
+
+    /// Logs a disk failure unless the previous disk operation failed too.
+    private func reportDiskFailure(_ message: Logger.Message, key: String, error: any Error) {
+        let first = lock.withLock { () -> Bool in
+            defer { diskFailing = true }
+            return !diskFailing
+        }
+        if first { logger.warning(message, metadata: ["key": "\(key)", "error": "\(error)"]) }
+    }
 
     // MARK: - Serving stored responses
 
@@ -259,7 +272,10 @@ final class HTTPCacheEngine: @unchecked Sendable {
     func freshen(
         _ stored: StoredResponse, key: String, with notModified: HTTPResponse, requestTime: Int64, responseTime: Int64
     ) async -> StoredResponse {
-        let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: notModified.headerFields)
+        var update = notModified.headerFields
+        // A 304 without `Date` was generated now (RFC 9110 §6.6.1); the stored `Date` would make it look old.
+        if update[.date] == nil { update[.date] = HTTPDate.format(responseTime / 1_000_000_000) }
+        let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: update)
         let updated = stored.updating(fields: fields, requestTime: requestTime, responseTime: responseTime)
         if let entry = await entry(forKey: key), let replaced = entry.replacing(stored, with: updated) {
             await write(replaced, forKey: key)
@@ -354,8 +370,13 @@ final class HTTPCacheEngine: @unchecked Sendable {
         guard let disk, !isDiskClosed else { return }
         do {
             try await disk.setValue(Data(entry.encoded()), forKey: key)
+            let recovered = lock.withLock { () -> Bool in
+                defer { diskFailing = false }
+                return diskFailing
+            }
+            if recovered { logger.notice("the HTTP cache's disk tier works again") }
         } catch {
-            logger.warning("storing an HTTP response on disk failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            reportDiskFailure("storing an HTTP response on disk failed; it is kept in memory only", key: key, error: error)
         }
     }
 

@@ -283,7 +283,9 @@ struct CLIFixture {
 
     /// Writes `count` values of `size` bytes, keyed `key-0`..., through the library.
     func seed(count: Int, size: Int = 10, keyPrefix: String = "key-") throws {
-        let disk = try DiskCache<Data>(directory: cache, autoTrimInterval: nil, logger: LogRecorder().logger)
+        let disk = try DiskCache<Data>(
+            directory: cache,
+            configuration: .init(autoTrimInterval: nil, logger: LogRecorder().logger))
         defer { disk.close() }
         for index in 0..<count {
             try disk.setValue(Data(repeating: UInt8(truncatingIfNeeded: index), count: size), forKey: "\(keyPrefix)\(index)")

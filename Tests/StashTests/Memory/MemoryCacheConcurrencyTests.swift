@@ -9,9 +9,9 @@ import Testing
         let threads = 8
         let operations = 20_000
         let clock = ManualClock()
-        let cache = MemoryCache<Int, Int>(
+        let cache = MemoryCache<Int, Int>(configuration: .init(
             countLimit: 500, costLimit: 4_000, policy: policy,
-            autoTrimInterval: .milliseconds(1), releasesValuesInBackground: true, clock: clock)
+            autoTrimInterval: .milliseconds(1), releasesValuesInBackground: true, clock: clock))
         let events = EvictionRecorder<Int, Int>()
         cache.onEvict = events.callback
         let violations = EvictionRecorder<Int, Int>()
@@ -45,6 +45,7 @@ import Testing
             }
         }
         cache.autoTrimInterval = nil
+        cache._checkInvariants()
 
         #expect(violations.all.isEmpty)
         let entries = cache.snapshot()
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func everyStoredValueLeavesThroughExactlyOneCallbackOrStays() {
-        let cache = MemoryCache<Int, Int>(countLimit: 64, costLimit: 300, autoTrimInterval: nil)
+        let cache = MemoryCache<Int, Int>(configuration: .init(countLimit: 64, costLimit: 300, autoTrimInterval: nil))
         let events = EvictionRecorder<Int, Int>()
         cache.onEvict = events.callback
         let setsPerThread = 10_000

@@ -68,7 +68,7 @@ import Testing
 
     @Test func backgroundReleaseStillReportsEveryEntry() {
         let recorder = EvictionRecorder<Int, Int>()
-        let cache = MemoryCache<Int, Int>(autoTrimInterval: nil, releasesValuesInBackground: true)
+        let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil, releasesValuesInBackground: true))
         #expect(cache.releasesValuesInBackground)
         cache.onEvict = recorder.callback
         for i in 0..<1_000 { cache.setValue(i, forKey: i) }
@@ -80,15 +80,12 @@ import Testing
     }
 
     @Test func discardedContentIsAMissAndIsEvicted() {
-        final class Blob: DiscardableContent, @unchecked Sendable {
-            // @unchecked Sendable: the flag is only touched with the lock held.
-            private let lock = NSLock()
-            private var discarded = false
-            private var accesses = 0
-            func beginContentAccess() -> Bool { lock.withLock { accesses += 1; return !discarded } }
-            func endContentAccess() { lock.withLock { accesses -= 1 } }
-            func discardContentIfPossible() { lock.withLock { if accesses == 0 { discarded = true } } }
-            var isContentDiscarded: Bool { lock.withLock { discarded } }
+        final class Blob: DiscardableContent, Sendable {
+            private let state = LockedValue((discarded: false, accesses: 0))
+            func beginContentAccess() -> Bool { state.withLock { $0.accesses += 1; return !$0.discarded } }
+            func endContentAccess() { state.withLock { $0.accesses -= 1 } }
+            func discardContentIfPossible() { state.withLock { if $0.accesses == 0 { $0.discarded = true } } }
+            var isContentDiscarded: Bool { state.withLock { $0.discarded } }
         }
         let recorder = EvictionRecorder<String, Blob>()
         let cache = makeMemoryCache(String.self, Blob.self, removesAllOnMemoryPressure: false)
@@ -144,6 +141,24 @@ import Testing
         #expect(cache.count == 0)
         #expect(Set(recorder.keys(.memoryPressure)) == ["a", "b"])
         #expect(cache.statistics.evictions == 2)
+    }
+
+    @Test func emptyingOnPressureCountsTheEntriesItHeldAfterRemovals() {
+        // Given a cache that grew to 1,000 entries, then lost every third one (the index keeps its size).
+        let cache = makeMemoryCache(Int.self, Int.self)
+        let recorder = EvictionRecorder<Int, Int>()
+        for key in 0..<1_000 { cache.setValue(key, forKey: key) }
+        for key in stride(from: 0, to: 1_000, by: 3) { cache.removeValue(forKey: key) }
+        cache.onEvict = recorder.callback
+
+        // When memory pressure empties it,
+        cache.handleMemoryPressure()
+
+        // then the evictions counted under the lock (the count kept, not a scan
+        // of the buckets) match the entries reported one by one.
+        #expect(cache.count == 0)
+        #expect(recorder.keys(.memoryPressure).count == 666)
+        #expect(cache.statistics.evictions == 666)
     }
 
     @Test func appSignalsReachEveryCacheOnTheMonitor() {

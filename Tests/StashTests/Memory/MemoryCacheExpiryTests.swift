@@ -82,15 +82,33 @@ import Testing
     @Test func removeExpiredSweepsEverythingStale() {
         let clock = ManualClock()
         let recorder = EvictionRecorder<Int, Int>()
-        let cache = makeMemoryCache(Int.self, Int.self, clock: clock)
+        let cache = makeMemoryCache(Int.self, Int.self, clock: clock, checksInvariants: false)
         cache.onEvict = recorder.callback
         for i in 0..<5_000 { cache.setValue(i, forKey: i, ttl: i.isMultiple(of: 2) ? .seconds(1) : nil) }
         clock.advance(by: .seconds(2))
         #expect(cache.count == 5_000, "expired entries wait for a sweep or a lookup")
         cache.removeExpired()
+        cache._checkInvariants()
         #expect(cache.count == 2_500)
         #expect(Set(recorder.keys(.expired)) == Set(stride(from: 0, to: 5_000, by: 2)))
         #expect((1..<5_000).allSatisfy { $0.isMultiple(of: 2) || cache.contains($0) })
+    }
+
+    @Test func iteratingSkipsExpiredEntriesAndPromisesNoMoreThanItYields() {
+        // Given one entry with a 10 ms time to live and one without, and the first expired but not swept.
+        let clock = ManualClock()
+        let cache = makeMemoryCache(clock: clock)
+        cache.setValue(1, forKey: "short", ttl: .milliseconds(10))
+        cache.setValue(2, forKey: "kept")
+        clock.advance(by: .milliseconds(20))
+        #expect(cache.count == 2, "the expired entry is still counted until a sweep")
+
+        // When the standard library's algorithms walk the cache,
+        // then they see only the fresh entry (they trapped when the promised count included the expired one).
+        #expect(cache.underestimatedCount <= cache.snapshot().count)
+        #expect(cache.map { $0.key } == ["kept"])
+        #expect(Array(cache).map(\.value) == [2])
+        #expect(cache.count == 2, "iterating is not a read: it sweeps nothing")
     }
 
     @Test func autoTrimSweepRunsOnTheCore() {
@@ -104,7 +122,7 @@ import Testing
     }
 
     @Test func autoTrimIntervalCanBeChangedAndDisabled() {
-        let cache = MemoryCache<String, Int>(autoTrimInterval: .seconds(5))
+        let cache = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: .seconds(5)))
         #expect(cache.autoTrimInterval == .seconds(5))
         cache.autoTrimInterval = .milliseconds(250)
         #expect(cache.autoTrimInterval == .milliseconds(250))

@@ -69,9 +69,54 @@ import Testing
         #expect(cache.value(forKey: "b") == 2, "cost-0 entries fit a zero cost limit")
         cache.trim(toCount: -4)
         #expect(cache.count == 0)
-        let negative = MemoryCache<String, Int>(countLimit: -5, costLimit: -5, autoTrimInterval: nil)
+        let negative = MemoryCache<String, Int>(configuration: .init(countLimit: -5, costLimit: -5, autoTrimInterval: nil))
         #expect(negative.countLimit == 0)
         #expect(negative.costLimit == 0)
+    }
+
+    @Test func negativeLimitsAreClampedWithOneWarningEachInTheInitialiserAndTheSetters() {
+        // Given a configuration with negative limits,
+        let log = LogRecorder()
+        var configuration = MemoryCache<String, Int>.Configuration.forTesting(countLimit: -2, costLimit: -3)
+        configuration.ageLimit = .seconds(-1)
+        configuration.logger = log.logger
+
+        // when a cache is created from it and a setter is given a negative value too,
+        let cache = MemoryCache<String, Int>(configuration: configuration)
+        cache.countLimit = -4
+
+        // then every limit is 0 and each bad value was logged exactly once.
+        #expect(cache.countLimit == 0 && cache.costLimit == 0 && cache.ageLimit == .zero)
+        let warnings = log.messages(at: .warning)
+        #expect(warnings.count == 4)
+        for text in ["countLimit -2 is negative", "costLimit -3 is negative", "ageLimit", "countLimit -4 is negative"] {
+            #expect(warnings.filter { $0.contains(text) }.count == 1, "\(text)")
+        }
+    }
+
+    @Test func theConfigurationIsWhatTheCacheIsCreatedWith() {
+        let clock = ManualClock()
+        let configuration = MemoryCache<String, Int>.Configuration(
+            name: "images", countLimit: 7, costLimit: 70, ageLimit: .seconds(9), policy: .fifo,
+            autoTrimInterval: nil, releasesValuesInBackground: false, removesAllOnMemoryPressure: false,
+            removesAllOnEnteringBackground: true, clock: clock)
+        let cache = MemoryCache<String, Int>(configuration: configuration)
+        #expect(cache.name == "images")
+        #expect(cache.countLimit == 7 && cache.costLimit == 70 && cache.ageLimit == .seconds(9))
+        #expect(cache.autoTrimInterval == nil)
+        #expect(!cache.releasesValuesInBackground && !cache.removesAllOnMemoryPressure)
+        #expect(cache.removesAllOnEnteringBackground)
+        cache.setValue(1, forKey: "a")
+        clock.advance(by: .seconds(9))
+        #expect(cache.value(forKey: "a") == nil, "the configured clock drives expiry")
+
+        let defaults = MemoryCache<String, Int>.Configuration()
+        #expect(defaults.countLimit == .max && defaults.costLimit == .max && defaults.ageLimit == nil)
+        #expect(defaults.policy == .lru && defaults.autoTrimInterval == .seconds(5))
+        #expect(defaults.releasesValuesInBackground && defaults.removesAllOnMemoryPressure)
+        let short = MemoryCache<String, Int>(countLimit: 3, policy: .lfu)
+        #expect(short.countLimit == 3 && short.costLimit == .max && short.autoTrimInterval == .seconds(5))
+        short.autoTrimInterval = nil
     }
 
     @Test func hugeCostsDoNotOverflowTheTotal() {

@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func nameIsKept() {
-        let cache = MemoryCache<String, Int>(name: "thumbnails", autoTrimInterval: nil)
+        let cache = MemoryCache<String, Int>(configuration: .init(name: "thumbnails", autoTrimInterval: nil))
         #expect(cache.name == "thumbnails")
     }
 
@@ -98,10 +98,14 @@ import Testing
     }
 
     @Test func worksWithManyEntriesAndReusesSlots() {
-        let cache = makeMemoryCache(Int.self, Int.self)
+        // Too large to check the invariants after every mutation; checked once per phase.
+        let cache = makeMemoryCache(Int.self, Int.self, checksInvariants: false)
         for i in 0..<50_000 { cache.setValue(i * 2, forKey: i, cost: 1) }
+        cache._checkInvariants()
         for i in stride(from: 0, to: 50_000, by: 2) { cache.removeValue(forKey: i) }
+        cache._checkInvariants()
         for i in 50_000..<75_000 { cache.setValue(i * 2, forKey: i, cost: 1) }
+        cache._checkInvariants()
         #expect(cache.count == 50_000)
         #expect(cache.totalCost == 50_000)
         for i in 0..<75_000 {
@@ -128,7 +132,7 @@ import Testing
     @Test func cacheIsReleasedWhenNoLongerReferenced() {
         weak var weakCache: MemoryCache<String, Int>?
         do {
-            let cache = MemoryCache<String, Int>(autoTrimInterval: .milliseconds(1))
+            let cache = MemoryCache<String, Int>(configuration: .init(autoTrimInterval: .milliseconds(1)))
             cache.setValue(1, forKey: "a")
             weakCache = cache
         }

@@ -1,40 +1,33 @@
 @testable import Stash
 
 /// A source that returns whatever the test last set, and counts reads.
-final class FakeMemoryPressureSource: MemoryPressureSource, @unchecked Sendable {
-    // @unchecked Sendable: `current` and `reads` are only touched with `lock` held.
-    private let lock = Lock()
-    private var current: MemoryPressureReading
-    private var reads = 0
+final class FakeMemoryPressureSource: MemoryPressureSource, Sendable {
+    private let state: LockedValue<(current: MemoryPressureReading, reads: Int)>
 
     init(_ reading: MemoryPressureReading = MemoryPressureReading()) {
-        current = reading
+        state = LockedValue((reading, 0))
     }
 
     /// The reading the next `read()` returns.
     var reading: MemoryPressureReading {
-        get { lock.withLock { current } }
-        set { lock.withLock { current = newValue } }
+        get { state.withLock { $0.current } }
+        set { state.withLock { $0.current = newValue } }
     }
 
     /// How many times `read()` was called.
-    var readCount: Int { lock.withLock { reads } }
+    var readCount: Int { state.withLock { $0.reads } }
 
     func read() -> MemoryPressureReading {
-        lock.withLock {
-            reads += 1
-            return current
+        state.withLock {
+            $0.reads += 1
+            return $0.current
         }
     }
 }
 
 /// An observer that counts its notifications and optionally runs a hook inside them.
-final class RecordingObserver: MemoryPressureObserver, @unchecked Sendable {
-    // @unchecked Sendable: the counters are only touched with `lock` held; the
-    // hooks are immutable `@Sendable` closures.
-    private let lock = Lock()
-    private var pressure = 0
-    private var background = 0
+final class RecordingObserver: MemoryPressureObserver, Sendable {
+    private let counts = LockedValue((pressure: 0, background: 0))
     private let onPressure: @Sendable (RecordingObserver) -> Void
     private let onBackground: @Sendable (RecordingObserver) -> Void
 
@@ -46,16 +39,16 @@ final class RecordingObserver: MemoryPressureObserver, @unchecked Sendable {
         self.onBackground = onBackground
     }
 
-    var pressureCount: Int { lock.withLock { pressure } }
-    var backgroundCount: Int { lock.withLock { background } }
+    var pressureCount: Int { counts.withLock { $0.pressure } }
+    var backgroundCount: Int { counts.withLock { $0.background } }
 
     func didReceiveMemoryPressure() {
-        lock.withLock { pressure += 1 }
+        counts.withLock { $0.pressure += 1 }
         onPressure(self)
     }
 
     func didEnterBackground() {
-        lock.withLock { background += 1 }
+        counts.withLock { $0.background += 1 }
         onBackground(self)
     }
 }

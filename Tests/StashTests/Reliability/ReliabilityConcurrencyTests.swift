@@ -25,20 +25,18 @@ import Testing
     }
 
     /// Records violations from any thread.
-    final class Violations: @unchecked Sendable {
-        // @unchecked Sendable: `list` is only touched with `lock` held.
-        private let lock = Lock()
-        private var list: [String] = []
-        private(set) var count = 0
+    final class Violations: Sendable {
+        private let state = LockedValue((count: 0, first: [String]()))
 
         func record(_ text: String) {
-            lock.withLock {
-                count += 1
-                if list.count < 10 { list.append(text) }
+            state.withLock {
+                $0.count += 1
+                if $0.first.count < 10 { $0.first.append(text) }
             }
         }
 
-        var first: [String] { lock.withLock { list } }
+        var count: Int { state.withLock { $0.count } }
+        var first: [String] { state.withLock { $0.first } }
     }
 
     @Test(.timeLimit(.minutes(Reliability.minutes(5))))
@@ -48,9 +46,9 @@ import Testing
         // A manual clock, advanced by thread 0, so that what has expired at the end
         // does not depend on timing.
         let clock = ManualClock()
-        let cache = MemoryCache<Int, Int>(
+        let cache = MemoryCache<Int, Int>(configuration: .init(
             countLimit: countLimit, costLimit: costLimit, autoTrimInterval: .milliseconds(5),
-            releasesValuesInBackground: true, clock: clock)
+            releasesValuesInBackground: true, clock: clock))
         let violations = Violations()
         let start = ContinuousClock.now
         await onThreads(Self.threads) { thread in
@@ -136,101 +134,104 @@ import Testing
 
     @Test(.timeLimit(.minutes(Reliability.minutes(6))))
     func diskCacheKeepsItsInvariantsUnderEightThreads() async throws {
-        let directory = try TemporaryDirectory()
-        defer { withExtendedLifetime(directory) {} }
-        let path = directory.appending("cache")
-        let countLimit = 200
-        let sizeLimit = 1_500_000
-        let cache = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: 4096), countLimit: countLimit, sizeLimit: sizeLimit,
-            autoTrimInterval: .milliseconds(50))
-        let violations = Violations()
-        let operations = Self.diskOperations
-        let start = ContinuousClock.now
-        await onThreads(Self.threads) { thread in
-            var rng = SeededGenerator(seed: 0xD15C_0000 &+ UInt64(thread))
-            for step in 0..<operations {
-                Self.diskOperation(
-                    thread: thread, step: step, rng: &rng, violations: violations,
-                    read: { try cache.value(forKey: $0) },
-                    write: { try cache.setValue($0, forKey: $1) },
-                    remove: { try cache.removeValue(forKey: $0) },
-                    other: { choice in
-                        switch choice {
-                        case 0..<500: _ = try cache.contains("key-\(choice % 300)")
-                        case 500..<980:
-                            let count = try cache.totalCount
-                            let size = try cache.totalSize
-                            if count > countLimit || size > sizeLimit { violations.record("count \(count), size \(size)") }
-                        case 980..<998: try cache.trim(toCount: 150)
-                        default: try cache.removeAll()
-                        }
-                    })
+        try await withTemporaryDirectory { directory in
+            let path = directory.appending("cache")
+            let countLimit = 200
+            let sizeLimit = 1_500_000
+            let cache = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: 4096), countLimit: countLimit, sizeLimit: sizeLimit, autoTrimInterval: .milliseconds(50)))
+            let violations = Violations()
+            let operations = Self.diskOperations
+            let start = ContinuousClock.now
+            await onThreads(Self.threads) { thread in
+                var rng = SeededGenerator(seed: 0xD15C_0000 &+ UInt64(thread))
+                for step in 0..<operations {
+                    Self.diskOperation(
+                        thread: thread, step: step, rng: &rng, violations: violations,
+                        read: { try cache.value(forKey: $0) },
+                        write: { try cache.setValue($0, forKey: $1) },
+                        remove: { try cache.removeValue(forKey: $0) },
+                        other: { choice in
+                            switch choice {
+                            case 0..<500: _ = try cache.contains("key-\(choice % 300)")
+                            case 500..<980:
+                                let count = try cache.count
+                                let size = try cache.totalSize
+                                if count > countLimit || size > sizeLimit { violations.record("count \(count), size \(size)") }
+                            case 980..<998: try cache.trim(toCount: 150)
+                            default: try cache.removeAll()
+                            }
+                        })
+                }
             }
+            let elapsed = ContinuousClock.now - start
+            cache.autoTrimInterval = nil
+            #expect(violations.count == 0, "\(violations.first)")
+            #expect(try cache.count <= countLimit)
+            #expect(try cache.totalSize <= sizeLimit)
+            cache.waitForBackgroundWork()
+            await cache.close()
+            try expectConsistentDirectory(path, allowOrphans: false)
+            let (count, bad) = try Self.checkEveryValue(path)
+            #expect(bad.isEmpty, "\(bad.prefix(5))")
+            print("Reliability concurrency DiskCache: \(Self.threads) threads × \(operations) operations in \(elapsed); " +
+                  "final count \(count)")
         }
-        let elapsed = ContinuousClock.now - start
-        cache.autoTrimInterval = nil
-        #expect(violations.count == 0, "\(violations.first)")
-        #expect(try cache.totalCount <= countLimit)
-        #expect(try cache.totalSize <= sizeLimit)
-        cache.core.maintenanceQueue.sync {}
-        cache.close()
-        try expectConsistentDirectory(path, allowOrphans: false)
-        let (count, bad) = try Self.checkEveryValue(path)
-        #expect(bad.isEmpty, "\(bad.prefix(5))")
-        print("Reliability concurrency DiskCache: \(Self.threads) threads × \(operations) operations in \(elapsed); " +
-              "final count \(count)")
     }
 
     @Test(.timeLimit(.minutes(Reliability.minutes(6))))
     func tieredCacheKeepsItsInvariantsUnderEightThreads() async throws {
-        let directory = try TemporaryDirectory()
-        defer { withExtendedLifetime(directory) {} }
-        let path = directory.appending("cache")
-        let memory = MemoryCache<String, Data>(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5))
-        let disk = try DiskCache<Data>(
-            directory: path, storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50))
-        let cache = try Cache<Data>(memory: memory, disk: disk)
-        let violations = Violations()
-        let operations = Self.diskOperations
-        let start = ContinuousClock.now
-        await onThreads(Self.threads) { thread in
-            var rng = SeededGenerator(seed: 0x71E2_0000 &+ UInt64(thread))
-            for step in 0..<operations {
-                Self.diskOperation(
-                    thread: thread, step: step, rng: &rng, violations: violations,
-                    read: { try cache.value(forKey: $0) },
-                    write: { try cache.setValue($0, forKey: $1) },
-                    remove: { try cache.removeValue(forKey: $0) },
-                    other: { choice in
-                        switch choice {
-                        case 0..<900: _ = try cache.contains("key-\(choice % 300)")
-                        case 900..<999: memory.trim(toCount: 20)
-                        default: try cache.removeAll()
-                        }
-                    })
+        try await withTemporaryDirectory { directory in
+            let path = directory.appending("cache")
+            let memory = MemoryCache<String, Data>(configuration: .init(countLimit: 100, costLimit: 400_000, autoTrimInterval: .milliseconds(5)))
+            let disk = try DiskCache<Data>(
+                directory: path,
+                configuration: .init(
+                    storage: .mixed(inlineThreshold: 4096), countLimit: 250, autoTrimInterval: .milliseconds(50)))
+            let cache = try Cache<Data>(memory: memory, disk: disk)
+            let violations = Violations()
+            let operations = Self.diskOperations
+            let start = ContinuousClock.now
+            await onThreads(Self.threads) { thread in
+                var rng = SeededGenerator(seed: 0x71E2_0000 &+ UInt64(thread))
+                for step in 0..<operations {
+                    Self.diskOperation(
+                        thread: thread, step: step, rng: &rng, violations: violations,
+                        read: { try cache.value(forKey: $0) },
+                        write: { try cache.setValue($0, forKey: $1) },
+                        remove: { try cache.removeValue(forKey: $0) },
+                        other: { choice in
+                            switch choice {
+                            case 0..<900: _ = try cache.contains("key-\(choice % 300)")
+                            case 900..<999: memory.trim(toCount: 20)
+                            default: try cache.removeAll()
+                            }
+                        })
+                }
             }
+            let elapsed = ContinuousClock.now - start
+            memory.autoTrimInterval = nil
+            disk.autoTrimInterval = nil
+            #expect(violations.count == 0, "\(violations.first)")
+            // Memory never holds what disk doesn't, and agrees with it.
+            var disagreements: [String] = []
+            for (key, value, _) in memory.snapshot() {
+                if try await disk.value(forKey: key) != value { disagreements.append(key) }
+            }
+            #expect(disagreements.isEmpty, "memory and disk disagree on \(disagreements.prefix(5))")
+            #expect(memory.count <= 100 && memory.totalCost <= 400_000)
+            #expect(memory.totalCost == memory.snapshot().reduce(0) { $0 + $1.cost })
+            #expect(try disk.count <= 250)
+            disk.waitForBackgroundWork()
+            await disk.close()
+            try expectConsistentDirectory(path, allowOrphans: false)
+            let (count, bad) = try Self.checkEveryValue(path)
+            #expect(bad.isEmpty, "\(bad.prefix(5))")
+            print("Reliability concurrency Cache: \(Self.threads) threads × \(operations) operations in \(elapsed); " +
+                  "final disk count \(count), memory count \(memory.count)")
         }
-        let elapsed = ContinuousClock.now - start
-        memory.autoTrimInterval = nil
-        disk.autoTrimInterval = nil
-        #expect(violations.count == 0, "\(violations.first)")
-        // Memory never holds what disk doesn't, and agrees with it.
-        var disagreements: [String] = []
-        for (key, value, _) in memory.snapshot() {
-            if try await disk.value(forKey: key) != value { disagreements.append(key) }
-        }
-        #expect(disagreements.isEmpty, "memory and disk disagree on \(disagreements.prefix(5))")
-        #expect(memory.count <= 100 && memory.totalCost <= 400_000)
-        #expect(memory.totalCost == memory.snapshot().reduce(0) { $0 + $1.cost })
-        #expect(try disk.totalCount <= 250)
-        disk.core.maintenanceQueue.sync {}
-        disk.close()
-        try expectConsistentDirectory(path, allowOrphans: false)
-        let (count, bad) = try Self.checkEveryValue(path)
-        #expect(bad.isEmpty, "\(bad.prefix(5))")
-        print("Reliability concurrency Cache: \(Self.threads) threads × \(operations) operations in \(elapsed); " +
-              "final disk count \(count), memory count \(memory.count)")
     }
 
     /// Reads every entry of the cache at `path`: each must be a whole value of its key.

@@ -13,7 +13,7 @@ import Testing
         #expect(report.isClean)
         #expect(report == RepairReport())
         #expect(report.description == "consistent: nothing to repair")
-        #expect(try storage.totalCount() == 20)
+        #expect(try storage.count() == 20)
     }
 
     @Test func oldOrphanFilesAreRemovedAndYoungOnesKept() throws {
@@ -42,6 +42,56 @@ import Testing
         #expect(fixture.log.contains(level: .notice, "repaired"))
     }
 
+    /// The cause of the intermittent CLI failure of commit db2ec55 (`stash get big`
+    /// printed nothing after `stash verify`): the `stash set` that stored "big"
+    /// opened a DiskCache, whose background check listed `data/` while the value's
+    /// file was still being written (shorter than it would be), then judged the
+    /// row committed meanwhile against that stale size, took the entry for damaged
+    /// and removed it with its file. Here the listing sees the file short (as a
+    /// writer leaves it part-way) and the hook, between the listing and the
+    /// check's transaction, completes it, as the writer does before its commit.
+    /// The check must judge the file as it is under the write lock: keep it.
+    @Test func aFileStillBeingWrittenWhenListedIsNotTakenForDamaged() throws {
+        let fixture = try StorageFixture()
+        let writer = try fixture.open(kind: .file)
+        try writer.setValue(testBytes(40_000), forKey: "big")
+        let name = try #require(try fixture.filename(of: "big"))
+        let file = "\(fixture.dataPath)/\(name)"
+        try writeFile(file, testBytes(40_000).prefix(4096))  // the writer is part-way through
+
+        let report = try KVStorage.checkConsistency(
+            ofDirectory: fixture.path, clock: fixture.clock, logger: fixture.log.logger,
+            afterListing: { try? writeFile(file, testBytes(40_000)) })  // the writer finishes
+        #expect(report.isClean, "\(report)")
+        #expect(try writer.value(forKey: "big")?.value == testBytes(40_000))
+        writer.close()
+    }
+
+    /// The check that runs beside a cache opens the directory without creating
+    /// anything: a cache directory deleted meanwhile is not brought back (which
+    /// made a test's deletion of its temporary directory fail).
+    @Test func theCheckOfAVanishedDirectoryCreatesNothing() throws {
+        let fixture = try StorageFixture()
+        try fixture.open().close()
+        try FileManager.default.removeItem(atPath: fixture.path)
+        #expect {
+            _ = try KVStorage.checkConsistency(ofDirectory: fixture.path, clock: fixture.clock, logger: fixture.log.logger)
+        } throws: { error in
+            (error as? StashError)?.code == .directoryUnusable
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.path))
+
+        // Nor a manifest that is gone from a directory that is still there.
+        try fixture.open().close()
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: fixture.manifestPath + suffix)
+        }
+        #expect(throws: StashError.self) {
+            _ = try KVStorage.checkConsistency(ofDirectory: fixture.path, clock: fixture.clock, logger: fixture.log.logger)
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.manifestPath))
+    }
+
     @Test func aZeroGracePeriodRemovesEveryUnreferencedFile() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .file, options: KVStorageOptions(orphanGracePeriod: .zero))
@@ -68,7 +118,7 @@ import Testing
         #expect(report.missingFileEntriesRemoved == 1)
         #expect(report.damagedEntriesRemoved == 1)
         #expect(!report.totalsCorrected)
-        #expect(try storage.totalCount() == 1)
+        #expect(try storage.count() == 1)
         #expect(try storage.totalSize() == 100)
         #expect(fixture.dataFiles() == [healthy])
         #expect(try storage.checkConsistency().isClean)
@@ -100,13 +150,13 @@ import Testing
         try connection.execute("UPDATE manifest_totals SET count = 7, size = 1")
         try connection.execute("UPDATE manifest SET size = 99 WHERE key = 'b'")  // the totals do not follow
         #expect(try storage.value(forKey: "b") == nil)  // wrong length: a miss, and removed
-        #expect(try storage.totalCount() == 6)
+        #expect(try storage.count() == 6)
 
         try connection.execute("UPDATE manifest SET inline_data = x'00' WHERE key = 'a'")
         let report = try storage.checkConsistency()
         #expect(report.damagedEntriesRemoved == 1)
         #expect(report.totalsCorrected)
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(try storage.totalSize() == 0)
     }
 
@@ -128,7 +178,7 @@ import Testing
         let storage = try fixture.open(kind: .sqlite)
         let report = try storage.checkConsistency()
         #expect(report.manifestReset)
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(fixture.log.contains(level: .error, "set aside"))
         try storage.setValue(Data([1]), forKey: "new")
         #expect(try storage.value(forKey: "new")?.value == Data([1]))
@@ -146,7 +196,7 @@ import Testing
         setModificationTime(of: "\(fixture.dataPath)/0123456789abcdef0123456789abcdef", secondsAgo: 7200)
         let storage = try fixture.open(kind: .file)
         #expect(fixture.dataFiles().count == 2)
-        #expect(try storage.totalCount() == 1)
+        #expect(try storage.count() == 1)
         #expect(try storage.checkConsistency().orphanFilesRemoved == 1)
     }
 }

@@ -105,7 +105,7 @@ import Testing
             default:
                 #expect(try storage.checkConsistency().isClean, context)
             }
-            #expect(try storage.totalCount() == model.entries.count, context)
+            #expect(try storage.count() == model.entries.count, context)
             #expect(try storage.totalSize() == model.totalSize, context)
             let fileCount = model.entries.values.filter { !kind.storesInline(size: $0.value.count) }.count
             #expect(try storage.totals().fileCount == fileCount, context)

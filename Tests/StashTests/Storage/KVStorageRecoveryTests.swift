@@ -21,12 +21,12 @@ import Testing
         #expect(fixture.log.contains(level: .error, "set aside"))
         #expect(fixture.rootEntries().contains { $0.hasPrefix("manifest.sqlite.corrupt-") || $0.hasPrefix("manifest.sqlite.unsupported-") })
         #expect(try storage.value(forKey: "key-1") == nil)
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         try storage.setValue(testBytes(5000), forKey: "fresh")
         try storage.setValue(testBytes(10), forKey: "small")
         #expect(try storage.value(forKey: "fresh")?.value == testBytes(5000))
         #expect(try storage.value(forKey: "small")?.value == testBytes(10))
-        #expect(try storage.totalCount() == 2)
+        #expect(try storage.count() == 2)
         #expect(try storage.checkConsistency().isClean)
     }
 
@@ -125,7 +125,7 @@ import Testing
             connection.close()
         }
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))
-        #expect(try storage.totalCount() == 30)
+        #expect(try storage.count() == 30)
         for index in 0..<30 {
             let expected = testBytes(index % 3 == 0 ? 3000 : 500, seed: UInt8(truncatingIfNeeded: index))
             #expect(try storage.value(forKey: "key-\(index)")?.value == expected)
@@ -170,14 +170,14 @@ import Testing
             connection.close()
         }
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))
-        #expect(try storage.totalCount() == 30)
+        #expect(try storage.count() == 30)
         // Were a trigger left, every change below would be counted twice: the
         // count would end at 32 and the size off by the same changes again.
         try storage.setValue(testBytes(100), forKey: "new")
         try storage.setValue(testBytes(200), forKey: "newer")
         try storage.setValue(testBytes(3000), forKey: "key-1")
         #expect(try storage.removeValue(forKey: "key-2"))
-        #expect(try storage.totalCount() == 31)
+        #expect(try storage.count() == 31)
         let connection = try fixture.rawConnection()
         #expect(try storage.totalSize() == Int(try #require(try connection.scalarInt64("SELECT sum(size) FROM manifest"))))
         #expect(try storage.checkConsistency().isClean)
@@ -197,7 +197,7 @@ import Testing
         let storage = try fixture.open()
         #expect(fixture.log.contains(level: .error, "set aside"))
         #expect(fixture.rootEntries().contains { $0.hasPrefix("manifest.sqlite.unsupported-") })
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         try storage.setValue(Data([1]), forKey: "x")
         #expect(try storage.value(forKey: "x")?.value == Data([1]))
     }
@@ -233,7 +233,7 @@ import Testing
             #expect(try storage.value(forKey: key) == nil)
             #expect(try !storage.contains(key))
         }
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(fixture.dataFiles().isEmpty)
         #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == 3)
     }
@@ -286,7 +286,7 @@ import Testing
             #expect(try storage.value(forKey: key) == nil, "\(key)")
             #expect(try !storage.contains(key), "\(key)")
         }
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(fixture.log.messages(at: .warning).filter { $0.contains("damaged") }.count == 3)
     }
 

@@ -19,7 +19,7 @@ import Testing
             #expect(item.size == size)
             #expect(item.isInline == kind.storesInline(size: size))
         }
-        #expect(try storage.totalCount() == sizes.count)
+        #expect(try storage.count() == sizes.count)
         #expect(try storage.totalSize() == sizes.reduce(0, +))
         let expectedFiles = sizes.filter { !kind.storesInline(size: $0) }.count
         #expect(fixture.dataFiles().count == expectedFiles)
@@ -55,7 +55,7 @@ import Testing
         try storage.setValue(testBytes(5, seed: 3), forKey: "k")  // now inline
         #expect(fixture.dataFiles().isEmpty)
         #expect(try storage.value(forKey: "k")?.value == testBytes(5, seed: 3))
-        #expect(try storage.totalCount() == 1)
+        #expect(try storage.count() == 1)
         #expect(try storage.totalSize() == 5)
     }
 
@@ -103,7 +103,7 @@ import Testing
                 (error as? StashError)?.code == .invalidKey
             }
         }
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
     }
 
     @Test(arguments: [DiskStorageKind.sqlite, .file])
@@ -118,7 +118,7 @@ import Testing
         for (index, key) in keys.enumerated() {
             try storage.setValue(testBytes(index + 1, seed: UInt8(index)), forKey: key)
         }
-        #expect(try storage.totalCount() == keys.count)
+        #expect(try storage.count() == keys.count)
         for (index, key) in keys.enumerated() {
             #expect(try storage.value(forKey: key)?.value == testBytes(index + 1, seed: UInt8(index)), "key \(index)")
         }
@@ -141,7 +141,7 @@ import Testing
         #expect(try !storage.removeValue(forKey: "file"))
         #expect(fixture.dataFiles().isEmpty)
         #expect(try storage.removeValue(forKey: "inline"))
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(try storage.totalSize() == 0)
     }
 
@@ -160,7 +160,7 @@ import Testing
         #expect(inline.expirationTime == 9_000_000_000_000)
         #expect(try storage.extendedData(forKey: "inline") == Data([7]))
         #expect(try storage.value(forKey: "file")?.value == testBytes(500))
-        #expect(try storage.totalCount() == 2)
+        #expect(try storage.count() == 2)
         #expect(try storage.totalSize() == 505)
     }
 
@@ -213,11 +213,11 @@ import Testing
 
     @Test func invalidConfigurationIsRejected() throws {
         let fixture = try StorageFixture()
-        #expect {
-            _ = try fixture.open(kind: .mixed(inlineThreshold: -1))
-        } throws: { error in
-            (error as? StashError)?.code == .invalidArgument
-        }
+        // A negative inline threshold is a negative limit: 0, with a warning.
+        let clamped = try fixture.open(kind: .mixed(inlineThreshold: -1))
+        #expect(clamped.kind == .mixed(inlineThreshold: 0))
+        #expect(fixture.log.contains(level: .warning, "inline threshold must not be negative"))
+        clamped.close()
         try writeFile(fixture.directory.appending("plain"), Data([1]))
         #expect {
             _ = try KVStorage(directory: fixture.directory.appending("plain"), clock: fixture.clock, logger: fixture.log.logger)

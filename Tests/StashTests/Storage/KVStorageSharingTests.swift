@@ -18,7 +18,7 @@ import Darwin
         try first.setValue(testBytes(50), forKey: "file")
         #expect(try second.value(forKey: "inline")?.value == testBytes(5))
         #expect(try second.value(forKey: "file")?.value == testBytes(50))
-        #expect(try second.totalCount() == 2)
+        #expect(try second.count() == 2)
 
         // Cached totals follow the other instance's commits (PRAGMA data_version).
         #expect(try first.totalSize() == 55)
@@ -29,7 +29,7 @@ import Darwin
 
         #expect(try second.removeValue(forKey: "inline"))
         #expect(try first.value(forKey: "inline") == nil)
-        #expect(try first.totalCount() == 1)
+        #expect(try first.count() == 1)
     }
 
     @Test func removeAllInOneInstanceEmptiesTheOther() throws {
@@ -42,7 +42,7 @@ import Darwin
         _ = try second.value(forKey: "3")  // a pending access for an entry about to vanish
         try first.removeAll()
         #expect(try second.value(forKey: "3") == nil)
-        #expect(try second.totalCount() == 0)
+        #expect(try second.count() == 0)
         try second.flushAccessTimes()
         try second.setValue(testBytes(20), forKey: "after")
         #expect(try first.value(forKey: "after")?.value == testBytes(20))
@@ -114,7 +114,7 @@ import Darwin
         try storage.setValue(testBytes(10), forKey: "b")
         #expect(try storage.value(forKey: "b")?.value == testBytes(10))
         #expect(try storage.value(forKey: "a") == nil)
-        #expect(try storage.totalCount() == 1)
+        #expect(try storage.count() == 1)
     }
 
     @Test func concurrentWritersOnTwoThreadsLoseNothing() throws {
@@ -132,7 +132,7 @@ import Darwin
                     try storage.setValue(testBytes(size, seed: UInt8(thread)), forKey: "\(thread)-\(index)")
                     if index % 10 == 0 {
                         _ = try storage.value(forKey: "\(1 - thread)-\(index / 2)")
-                        _ = try storage.totalCount()
+                        _ = try storage.count()
                     }
                 }
                 storage.close()
@@ -142,7 +142,7 @@ import Darwin
         }
         #expect(failures.items.isEmpty)
         let storage = try fixture.open()
-        #expect(try storage.totalCount() == 300)
+        #expect(try storage.count() == 300)
         for thread in 0..<2 {
             for index in 0..<150 {
                 let size = index % 2 == 0 ? 16 : 200
@@ -184,7 +184,7 @@ extension KVStorageSharingTests {
         #expect(report.isClean, "\(report)")
         #expect(try other.value(forKey: "new")?.value == testBytes(40, seed: 9))
         #expect(try checker.value(forKey: "new")?.value == testBytes(40, seed: 9))
-        #expect(try checker.totalCount() == 1)
+        #expect(try checker.count() == 1)
         #expect(fixture.dataFiles().count == 1)
         #expect(try checker.checkConsistency().isClean)
     }
@@ -242,16 +242,14 @@ extension KVStorageSharingTests {
 }
 
 /// A thread-safe list of strings, for collecting failures from several threads.
-final class LockedList: @unchecked Sendable {
-    // @unchecked Sendable: `storage` is only read or written with `lock` held.
-    private let lock = Lock()
-    private var storage: [String] = []
+final class LockedList: Sendable {
+    private let storage = LockedValue<[String]>([])
 
     func append(_ item: String) {
-        lock.withLock { storage.append(item) }
+        storage.withLock { $0.append(item) }
     }
 
     var items: [String] {
-        lock.withLock { storage }
+        storage.withLock { $0 }
     }
 }

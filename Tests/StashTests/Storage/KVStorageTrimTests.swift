@@ -30,11 +30,11 @@ import Testing
         #expect(removed == 3)
         #expect(try keys(storage, upTo: 6) == ["0", "1", "5"])
         #expect(storage.pendingAccessCount == 0)
-        #expect(try storage.totalCount() == 3)
+        #expect(try storage.count() == 3)
         #expect(fixture.dataFiles().count == 3)
         #expect(try storage.trim(toCount: 3) == 0)
         #expect(try storage.trim(toCount: 0) == 3)
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(fixture.dataFiles().isEmpty)
     }
 
@@ -97,7 +97,7 @@ import Testing
         let expected = Set(written.filter { $0.value > 120 }.keys)
         #expect(removed == written.count - expected.count)
         #expect(Set(try keys(Array(written.keys), in: storage)) == expected)
-        #expect(try storage.totalCount() == expected.count)
+        #expect(try storage.count() == expected.count)
         #expect(try storage.checkConsistency().isClean)
     }
 
@@ -137,11 +137,11 @@ import Testing
         #expect(try storage.value(forKey: "short") == nil)
         #expect(try !storage.contains("inline"))
         #expect(try storage.extendedData(forKey: "inline") == nil)
-        #expect(try storage.totalCount() == 3)  // the read removed "short"; "inline" awaits removal
+        #expect(try storage.count() == 3)  // the read removed "short"; "inline" awaits removal
         #expect(fixture.dataFiles().count == 2)
 
         #expect(try storage.removeExpired() == 1)
-        #expect(try storage.totalCount() == 2)
+        #expect(try storage.count() == 2)
         #expect(try storage.removeExpired(now: now + 100_000_000_000) == 1)
         #expect(try keys(["short", "inline", "long", "forever"], in: storage) == ["forever"])
         #expect(fixture.dataFiles().count == 1)
@@ -152,7 +152,7 @@ import Testing
         let storage = try fixture.open()
         try storage.setValue(testBytes(3), forKey: "k", expiration: fixture.clock.nanosecondsNow - 1)
         #expect(try storage.value(forKey: "k") == nil)
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
     }
 
     @Test func trimForFreeDiskSpaceRemovesWhatIsMissing() throws {
@@ -164,7 +164,7 @@ import Testing
         #expect(try keys(storage, upTo: 4) == ["2", "3"])
         #expect(try storage.trimForFreeDiskSpace(limit: 0) == 0)  // real statvfs: always enough
         #expect(try storage.trimForFreeDiskSpace(limit: .max) == 2)  // never enough: empties the cache
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
     }
 
     @Test func removeAllReportsProgressAndMovesFilesToTheTrash() throws {
@@ -183,7 +183,7 @@ import Testing
         #expect(reports.count >= 4)  // at least three batches of at most 1024 rows
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.0 <= $1.0 })
 
-        #expect(try storage.totalCount() == 0)
+        #expect(try storage.count() == 0)
         #expect(try storage.totalSize() == 0)
         #expect(storage.pendingAccessCount == 0)
         #expect(fixture.dataFiles().isEmpty)
@@ -199,15 +199,15 @@ import Testing
     @Test func statsSummariseTheContents() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 50))
-        #expect(try storage.stats().count == 0)
-        #expect(try storage.stats().oldestAccessTime == nil)
+        #expect(try storage.usage().count == 0)
+        #expect(try storage.usage().oldestAccessTime == nil)
         let start = fixture.clock.nanosecondsNow
         try storage.setValue(testBytes(10), forKey: "a")
         fixture.clock.advance(by: .seconds(1))
         try storage.setValue(testBytes(100), forKey: "b")
         fixture.clock.advance(by: .seconds(1))
         _ = try storage.value(forKey: "a")
-        let stats = try storage.stats()
+        let stats = try storage.usage()
         #expect(stats.count == 2)
         #expect(stats.totalSize == 110)
         #expect(stats.inlineCount == 1)

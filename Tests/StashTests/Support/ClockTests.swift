@@ -9,6 +9,21 @@ import Testing
         #expect(clock.nanosecondsNow == 3_000_005)
     }
 
+    @Test func manualClockWakesSleepersWhenItReachesTheirDeadline() async throws {
+        let clock = ManualClock()
+        let early = Task { try await clock.sleep(until: 10) }
+        let late = Task { try await clock.sleep(until: 20) }
+        await yield { clock.sleeperCount == 2 }
+        clock.advance(by: .nanoseconds(15))
+        try await early.value
+        #expect(clock.sleeperCount == 1)
+        late.cancel()
+        await #expect(throws: CancellationError.self) { try await late.value }
+        #expect(clock.sleeperCount == 0)
+        // A deadline already passed returns at once.
+        try await clock.sleep(until: 5)
+    }
+
     @Test func systemClockNeverGoesBackwards() {
         let clock = SystemClock()
         var previous = clock.nanosecondsNow

@@ -1,24 +1,18 @@
-import Stash
+@testable import Stash
 import Foundation
 
 /// Records what a cache's `onEvict` reports, from any thread.
-final class EvictionRecorder<Key: Sendable, Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `events` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var events: [(key: Key, value: Value, reason: EvictionReason)] = []
+final class EvictionRecorder<Key: Sendable, Value: Sendable>: Sendable {
+    private let events = LockedValue<[(key: Key, value: Value, reason: EvictionReason)]>([])
 
     var callback: @Sendable (Key, Value, EvictionReason) -> Void {
-        { [self] key, value, reason in
-            lock.lock()
-            events.append((key, value, reason))
-            lock.unlock()
+        { [events] key, value, reason in
+            events.withLock { $0.append((key, value, reason)) }
         }
     }
 
     var all: [(key: Key, value: Value, reason: EvictionReason)] {
-        lock.lock()
-        defer { lock.unlock() }
-        return events
+        events.withLock { $0 }
     }
 
     func keys(_ reason: EvictionReason) -> [Key] {
@@ -26,8 +20,6 @@ final class EvictionRecorder<Key: Sendable, Value: Sendable>: @unchecked Sendabl
     }
 
     func reset() {
-        lock.lock()
-        events.removeAll()
-        lock.unlock()
+        events.withLock { $0.removeAll() }
     }
 }

@@ -8,10 +8,8 @@ import Logging
 /// let storage = try KVStorage(..., logger: log.logger)
 /// #expect(log.contains(level: .error, "set aside"))
 /// ```
-final class LogRecorder: @unchecked Sendable {
-    // @unchecked Sendable: `records` is only read or written with `lock` held.
-    private let lock = Lock()
-    private var records: [(level: Logger.Level, message: String)] = []
+final class LogRecorder: Sendable {
+    private let records = LockedValue<[(level: Logger.Level, message: String)]>([])
 
     /// A logger, at level `.trace`, whose messages this recorder keeps.
     var logger: Logger {
@@ -20,12 +18,12 @@ final class LogRecorder: @unchecked Sendable {
 
     /// Appends a record.
     func append(_ level: Logger.Level, _ message: String) {
-        lock.withLock { records.append((level, message)) }
+        records.withLock { $0.append((level, message)) }
     }
 
     /// Every message logged at `level`, in order.
     func messages(at level: Logger.Level) -> [String] {
-        lock.withLock { records.filter { $0.level == level }.map(\.message) }
+        records.withLock { $0.filter { $0.level == level }.map(\.message) }
     }
 
     /// Whether a message at `level` contains `text`.

@@ -14,62 +14,67 @@ import Testing
     }
 
     @Test func writesGoToBothTiers() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try makeCache(directory)
-        try cache.setValue("value", forKey: "k")
-        #expect(cache.memory?.value(forKey: "k") == "value")
-        #expect(try cache.disk?.value(forKey: "k") == "value")
-        #expect(cache.memory?.snapshot().first?.cost == 5, "the default cost is the encoded size")
+        try withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try cache.setValue("value", forKey: "k")
+            #expect(cache.memory?.value(forKey: "k") == "value")
+            #expect(try cache.disk?.value(forKey: "k") == "value")
+            #expect(cache.memory?.snapshot().first?.cost == 5, "the default cost is the encoded size")
+        }
     }
 
     @Test func aDiskHitIsPromotedIntoMemory() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try makeCache(directory)
-        try cache.disk?.setValue("from disk", forKey: "k")
-        #expect(cache.memory?.contains("k") == false)
-        #expect(try cache.value(forKey: "k") == "from disk")
-        #expect(cache.memory?.value(forKey: "k") == "from disk")
-        #expect(try cache.value(forKey: "missing") == nil)
+        try withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try cache.disk?.setValue("from disk", forKey: "k")
+            #expect(cache.memory?.contains("k") == false)
+            #expect(try cache.value(forKey: "k") == "from disk")
+            #expect(cache.memory?.value(forKey: "k") == "from disk")
+            #expect(try cache.value(forKey: "missing") == nil)
+        }
     }
 
     @Test func removalsReachBothTiers() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try makeCache(directory)
-        try cache.setValue("a", forKey: "a")
-        try cache.setValue("b", forKey: "b")
-        #expect(try cache.removeValue(forKey: "a"))
-        #expect(try !cache.removeValue(forKey: "a"))
-        #expect(try !cache.contains("a"))
-        #expect(cache.memory?.contains("a") == false)
-        #expect(try cache.disk?.contains("a") == false)
-        try cache.removeAll()
-        #expect(try !cache.contains("b"))
-        #expect(cache.memory?.count == 0)
-        #expect(try cache.disk?.totalCount == 0)
+        try withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try cache.setValue("a", forKey: "a")
+            try cache.setValue("b", forKey: "b")
+            #expect(try cache.removeValue(forKey: "a"))
+            #expect(try !cache.removeValue(forKey: "a"))
+            #expect(try !cache.contains("a"))
+            #expect(cache.memory?.contains("a") == false)
+            #expect(try cache.disk?.contains("a") == false)
+            try cache.removeAll()
+            #expect(try !cache.contains("b"))
+            #expect(cache.memory?.count == 0)
+            #expect(try cache.disk?.count == 0)
+        }
     }
 
     @Test func aFailedDiskWriteLeavesMemoryConsistent() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try makeCache(directory, diskSizeLimit: 10)
-        try cache.setValue("small", forKey: "k")
-        #expect(throws: StashError.self) { try cache.setValue(String(repeating: "x", count: 50), forKey: "k") }
-        // Disk kept the old value; memory holds nothing newer than disk.
-        #expect(cache.memory?.value(forKey: "k") == nil)
-        #expect(try cache.value(forKey: "k") == "small")
+        try withTemporaryDirectory { directory in
+            let cache = try makeCache(directory, diskSizeLimit: 10)
+            try cache.setValue("small", forKey: "k")
+            #expect(throws: StashError.self) { try cache.setValue(String(repeating: "x", count: 50), forKey: "k") }
+            // Disk kept the old value; memory holds nothing newer than disk.
+            #expect(cache.memory?.value(forKey: "k") == nil)
+            #expect(try cache.value(forKey: "k") == "small")
+        }
     }
 
     @Test func ttlReachesBothTiersAndSurvivesPromotion() throws {
-        let directory = try TemporaryDirectory()
-        let clock = ManualClock(start: 1_700_000_000_000_000_000)
-        let cache = try makeCache(directory, clock: clock)
-        try cache.setValue("short-lived", forKey: "k", ttl: .seconds(10))
-        cache.memory?.removeAll()
-        clock.advance(by: .seconds(4))
-        #expect(try cache.value(forKey: "k") == "short-lived", "promoted with 6 seconds left")
-        clock.advance(by: .seconds(6))
-        #expect(cache.memory?.value(forKey: "k") == nil)
-        #expect(try cache.disk?.value(forKey: "k") == nil)
-        #expect(try cache.value(forKey: "k") == nil)
+        try withTemporaryDirectory { directory in
+            let clock = ManualClock(start: 1_700_000_000_000_000_000)
+            let cache = try makeCache(directory, clock: clock)
+            try cache.setValue("short-lived", forKey: "k", ttl: .seconds(10))
+            cache.memory?.removeAll()
+            clock.advance(by: .seconds(4))
+            #expect(try cache.value(forKey: "k") == "short-lived", "promoted with 6 seconds left")
+            clock.advance(by: .seconds(6))
+            #expect(cache.memory?.value(forKey: "k") == nil)
+            #expect(try cache.disk?.value(forKey: "k") == nil)
+            #expect(try cache.value(forKey: "k") == nil)
+        }
     }
 
     @Test func memoryOnlyAndDiskOnlyCaches() throws {
@@ -79,62 +84,68 @@ import Testing
         #expect(throws: StashError.self) { try memoryOnly.setValue("m", forKey: "") }
         #expect(try memoryOnly.removeValue(forKey: "k"))
 
-        let directory = try TemporaryDirectory()
-        let diskOnly = try Cache<String>(memory: nil, disk: makeDiskCache(directory, codec: .string))
-        try diskOnly.setValue("d", forKey: "k")
-        #expect(try diskOnly.value(forKey: "k") == "d")
-        #expect(try diskOnly.contains("k"))
+        try withTemporaryDirectory { directory in
+            let diskOnly = try Cache<String>(memory: nil, disk: makeDiskCache(directory, codec: .string))
+            try diskOnly.setValue("d", forKey: "k")
+            #expect(try diskOnly.value(forKey: "k") == "d")
+            #expect(try diskOnly.contains("k"))
 
-        #expect { _ = try Cache<String>(memory: nil, disk: nil) } throws: { ($0 as? StashError)?.code == .invalidArgument }
+            #expect { _ = try Cache<String>(memory: nil, disk: nil) } throws: { ($0 as? StashError)?.code == .invalidArgument }
+        }
     }
 
     @Test func customCostFunction() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try Cache<String>(
-            memory: makeMemoryCache(String.self, String.self, costLimit: 10),
-            disk: makeDiskCache(directory, codec: .string),
-            cost: { value, _ in value.count * 2 })
-        try cache.setValue("abc", forKey: "a")
-        #expect(cache.memory?.totalCost == 6)
-        try cache.setValue("abcdef", forKey: "b")  // cost 12 > 10: only on disk
-        #expect(cache.memory?.contains("b") == false)
-        #expect(try cache.value(forKey: "b") == "abcdef")
+        try withTemporaryDirectory { directory in
+            let cache = try Cache<String>(
+                memory: makeMemoryCache(String.self, String.self, costLimit: 10),
+                disk: makeDiskCache(directory, codec: .string),
+                cost: { value, _ in value.count * 2 })
+            try cache.setValue("abc", forKey: "a")
+            #expect(cache.memory?.totalCost == 6)
+            try cache.setValue("abcdef", forKey: "b")  // cost 12 > 10: only on disk
+            #expect(cache.memory?.contains("b") == false)
+            #expect(try cache.value(forKey: "b") == "abcdef")
+        }
     }
 
     @Test func asyncFormsWork() async throws {
-        let directory = try TemporaryDirectory()
-        let cache = try makeCache(directory)
-        try await cache.setValue("v", forKey: "k")
-        #expect(try await cache.value(forKey: "k") == "v")
-        cache.memory?.removeAll()
-        #expect(try await cache.value(forKey: "k") == "v", "promoted from disk")
-        #expect(try await cache.contains("k"))
-        #expect(try await cache.removeValue(forKey: "k"))
-        try await cache.setValue("w", forKey: "w")
-        try await cache.removeAll()
-        #expect(try await !cache.contains("w"))
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try await cache.setValue("v", forKey: "k")
+            #expect(try await cache.value(forKey: "k") == "v")
+            cache.memory?.removeAll()
+            #expect(try await cache.value(forKey: "k") == "v", "promoted from disk")
+            #expect(try await cache.contains("k"))
+            #expect(try await cache.removeValue(forKey: "k"))
+            try await cache.setValue("w", forKey: "w")
+            try await cache.removeAll()
+            #expect(try await !cache.contains("w"))
+        }
     }
 
     @Test func concurrentWritesAndPromotionsNeverLeaveMemoryStale() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try Cache<String>(
-            memory: MemoryCache<String, String>(autoTrimInterval: nil),
-            disk: DiskCache<String>(directory: directory.path, codec: .string, autoTrimInterval: nil))
-        DispatchQueue.concurrentPerform(iterations: 4) { thread in
-            for i in 0..<200 {
-                let key = "k\(i % 8)"
-                if thread.isMultiple(of: 2) {
-                    try? cache.setValue("\(thread)-\(i)", forKey: key)
-                } else {
-                    cache.memory?.removeValue(forKey: key)
-                    _ = try? cache.value(forKey: key)
+        try withTemporaryDirectory { directory in
+            let cache = try Cache<String>(
+                memory: MemoryCache<String, String>(configuration: .init(autoTrimInterval: nil)),
+                disk: DiskCache<String>(
+                    directory: directory.path, codec: .string,
+                    configuration: .init(autoTrimInterval: nil)))
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for i in 0..<200 {
+                    let key = "k\(i % 8)"
+                    if thread.isMultiple(of: 2) {
+                        try? cache.setValue("\(thread)-\(i)", forKey: key)
+                    } else {
+                        cache.memory?.removeValue(forKey: key)
+                        _ = try? cache.value(forKey: key)
+                    }
                 }
             }
-        }
-        for i in 0..<8 {
-            let key = "k\(i)"
-            if let inMemory = cache.memory?.value(forKey: key) {
-                #expect(try cache.disk?.value(forKey: key) == inMemory, "memory agrees with disk for \(key)")
+            for i in 0..<8 {
+                let key = "k\(i)"
+                if let inMemory = cache.memory?.value(forKey: key) {
+                    #expect(try cache.disk?.value(forKey: key) == inMemory, "memory agrees with disk for \(key)")
+                }
             }
         }
     }
@@ -151,30 +162,32 @@ import Testing
     }
 
     @Test func reopeningByNameFindsTheSameEntries() throws {
-        let directory = try TemporaryDirectory()
-        let previous = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
-        setenv("XDG_CACHE_HOME", directory.path, 1)
-        defer {
-            if let previous { setenv("XDG_CACHE_HOME", previous, 1) } else { unsetenv("XDG_CACHE_HOME") }
+        try withTemporaryDirectory { directory in
+            let previous = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
+            setenv("XDG_CACHE_HOME", directory.path, 1)
+            defer {
+                if let previous { setenv("XDG_CACHE_HOME", previous, 1) } else { unsetenv("XDG_CACHE_HOME") }
+            }
+            do {
+                let cache = try Cache<String>(name: "reopen-test", codec: .string)
+                try cache.setValue("persisted", forKey: "k")
+                cache.disk?.close()
+            }
+            let reopened = try Cache<String>(name: "reopen-test", codec: .string)
+            #expect(try reopened.value(forKey: "k") == "persisted")
+            #expect(FileManager.default.fileExists(atPath: directory.appending("reopen-test/manifest.sqlite")))
         }
-        do {
-            let cache = try Cache<String>(name: "reopen-test", codec: .string)
-            try cache.setValue("persisted", forKey: "k")
-            cache.disk?.close()
-        }
-        let reopened = try Cache<String>(name: "reopen-test", codec: .string)
-        #expect(try reopened.value(forKey: "k") == "persisted")
-        #expect(FileManager.default.fileExists(atPath: directory.appending("reopen-test/manifest.sqlite")))
     }
 }
 
 @Suite struct CacheOfBytesTests {
     @Test func aCacheOfDataNeedsNoCodec() throws {
-        let directory = try TemporaryDirectory()
-        let cache = try Cache<Data>(path: directory.path, memoryCountLimit: 10)
-        try cache.setValue(Data([1, 2, 3]), forKey: "bytes")
-        cache.memory?.removeAll()
-        #expect(try cache.value(forKey: "bytes") == Data([1, 2, 3]))
-        #expect(cache.memory?.snapshot().first?.cost == 3)
+        try withTemporaryDirectory { directory in
+            let cache = try Cache<Data>(directory: directory.path, memoryCountLimit: 10)
+            try cache.setValue(Data([1, 2, 3]), forKey: "bytes")
+            cache.memory?.removeAll()
+            #expect(try cache.value(forKey: "bytes") == Data([1, 2, 3]))
+            #expect(cache.memory?.snapshot().first?.cost == 3)
+        }
     }
 }

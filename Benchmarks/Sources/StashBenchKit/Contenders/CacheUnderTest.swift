@@ -13,7 +13,7 @@ public struct CacheLimits: Sendable, Codable, Hashable {
 /// The eviction policies Stash's `MemoryCache` offers, named here so that the
 /// benchmark's own code does not depend on the library's spelling.
 public enum PolicyName: String, Sendable, Codable, CaseIterable {
-    case lru = "LRU", fifo = "FIFO", lfu = "LFU"
+    case lru = "LRU", fifo = "FIFO", lfu = "LFU", s3fifo = "S3-FIFO"
 }
 
 /// What a memory workload drives: a cache from `String` keys to `Int` values.
@@ -44,7 +44,7 @@ public enum ContenderKind: Hashable, Sendable, Codable, CustomStringConvertible 
     case lockedDictionary
 
     public static var all: [ContenderKind] {
-        [.stash(.lru), .stash(.fifo), .stash(.lfu), .nsCache, .lockedDictionary]
+        [.stash(.lru), .stash(.fifo), .stash(.lfu), .stash(.s3fifo), .nsCache, .lockedDictionary]
     }
 
     public var description: String {

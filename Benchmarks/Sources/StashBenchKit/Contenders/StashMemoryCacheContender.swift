@@ -47,6 +47,7 @@ extension PolicyName {
         case .lru: .lru
         case .fifo: .fifo
         case .lfu: .lfu
+        case .s3fifo: .s3FIFO
         }
     }
 }

@@ -133,8 +133,9 @@ func waitForBackgroundCheck(in directory: String, timeout: Duration = .seconds(3
 func openMarkedDiskCache(directory: String, storage: DiskStorageKind) throws -> (cache: DiskCache<Data>, initNanoseconds: UInt64) {
     try plantCheckMarker(in: directory)
     let start = monotonicNanoseconds()
-    let cache = try DiskCache<Data>(directory: directory, storage: storage, autoTrimInterval: nil,
-                                    logger: BenchLog.logger)
+    let cache = try DiskCache<Data>(
+        directory: directory,
+        configuration: .init(storage: storage, autoTrimInterval: nil, logger: BenchLog.logger))
     return (cache, monotonicNanoseconds() - start)
 }
 

@@ -120,11 +120,15 @@ private struct FootprintVisitor: ContenderVisitor {
     let prepared: any Sendable
     func visit<C: CacheUnderTest>(_ type: C.Type, policy: PolicyName) -> Int64 {
         guard let keys = prepared as? C.PreparedKeys else { preconditionFailure("keys prepared for another contender") }
-        let limits = CacheLimits(countLimit: 2 * entries, costLimit: Int.max / 2)
+        // MemoryCache is filled to its count limit and then churned through as many
+        // keys again, so that policies that remember evicted keys (S3-FIFO's ghost)
+        // are measured full; the others hold `entries` entries with no limit reached.
+        let churns = C.displayName == StashMemoryCacheContender.displayName
+        let limits = CacheLimits(countLimit: churns ? entries : 2 * entries, costLimit: Int.max / 2)
         stash_bench_heap_trim()
         let before = stash_bench_heap_bytes_in_use()
         let cache = C(limits: limits, policy: policy, keys: keys)
-        for index in 0..<entries { cache.set(index, cost: 0) }
+        for index in 0..<(churns ? 2 * entries : entries) { cache.set(index, cost: 0) }
         let after = stash_bench_heap_bytes_in_use()
         withExtendedLifetime(cache) {}
         return after - before
@@ -141,7 +145,7 @@ public var heapAccountingAvailable: Bool { stash_bench_heap_bytes_in_use() >= 0 
 /// interleaved like the timed ones; the figure is the median.
 public func measureFootprint(contenders: [ContenderKind], entries: Int, runs: Int,
                              progress: ProgressHandler?) -> [FootprintResult] {
-    let keys = (0..<entries).map { "k\($0)" }
+    let keys = (0..<2 * entries).map { "k\($0)" }
     precondition(keys.allSatisfy { $0.utf8.count <= 15 }, "footprint keys must be small strings")
     var prepared: [ContenderKind: any Sendable] = [:]
     for kind in contenders { prepared[kind] = kind.accept(PrepareVisitor(keys: keys)) }

@@ -60,6 +60,9 @@ extension BenchReport {
             out += "Traces from `../shared/traces/` (read in place, never copied into the repository); reference values from its README.\n\n"
             if let link = svgLinks["hitratio"] { out += "![Hit ratio chart](\(link))\n\n" }
             out += table.markdown() + "\n"
+            if let comparison = policyComparisonTable() { out += comparison.markdown() + "\n" }
+            if let targets = hitRatioTargetsTable() { out += targets.markdown() + "\n" }
+            if let discussion = policyDiscussionMarkdown() { out += discussion }
         }
         if !disk.isEmpty {
             out += diskMarkdown(svgLinks: svgLinks)

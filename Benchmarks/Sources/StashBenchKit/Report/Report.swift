@@ -299,7 +299,8 @@ public func checkTargets(memory: [PhaseResult], footprint: [FootprintResult]) ->
         }
         if let bytes = footprint.first(where: { $0.kind == stash }) {
             checks.append(TargetCheck("memory per entry beyond key+value (\(bytes.entries.formatted()) entries)",
-                                      contender: name, value: bytes.medianBytesPerEntryBeyondPayload, "<=", 48, unit: "B"))
+                                      contender: name, value: bytes.medianBytesPerEntryBeyondPayload, "<=",
+                                      policy == .s3fifo ? 56 : 48, unit: "B"))
         }
     }
     return checks

@@ -231,7 +231,7 @@ extension BenchReport {
     /// Hit ratio per trace and capacity, on one 0-100% scale.
     public func hitRatioSVG() -> String? {
         guard !hitRatio.isEmpty else { return nil }
-        let legend = ["LRU", "FIFO", "LFU", "best known", "OPT"]
+        let legend = PolicyName.allCases.map(\.rawValue) + ["best known", "OPT"]
         let groups = hitRatio.map { row in
             var bars: [(String, Double, String)] = []
             for policy in PolicyName.allCases {

@@ -195,6 +195,8 @@ extension BenchReport {
         if let table = footprintTable() { out += table.text() + "\n" }
         if let table = targetsTable() { out += table.text() + "\n" }
         if let table = hitRatioTable() { out += table.text() + "\n" }
+        if let table = policyComparisonTable() { out += table.text() + "\n" }
+        if let table = hitRatioTargetsTable() { out += table.text() + "\n" }
         if let recommendation = recommendedInlineThreshold {
             out += recommendationLine(recommendation) + "\n\n"
         }

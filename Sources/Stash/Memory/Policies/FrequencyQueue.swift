@@ -44,7 +44,7 @@ final class FrequencyQueue: EvictionQueue {
         slotCapacity = capacity
     }
 
-    func insert(_ slot: Int32) {
+    func insert(_ slot: Int32, hash: UInt32, cost: Int) {
         let target: Int32
         if lowest >= 0, buckets[Int(lowest)].count == 1 {
             target = lowest
@@ -76,7 +76,11 @@ final class FrequencyQueue: EvictionQueue {
         dropIfEmpty(current)
     }
 
-    func remove(_ slot: Int32) {
+    func overwrite(_ slot: Int32, cost: Int) {
+        access(slot)
+    }
+
+    func remove(_ slot: Int32, hash: UInt32, isEviction: Bool) {
         let current = bucketOfSlot[Int(slot)]
         buckets[Int(current)].slots.unlink(slot, links)
         bucketOfSlot[Int(slot)] = -1
@@ -87,10 +91,6 @@ final class FrequencyQueue: EvictionQueue {
         buckets.removeAll(keepingCapacity: true)
         freeBuckets.removeAll(keepingCapacity: true)
         lowest = -1
-    }
-
-    var victim: Int32 {
-        lowest >= 0 ? buckets[Int(lowest)].slots.tail : -1
     }
 
     func victim(skipping protected: Int32) -> Int32 {

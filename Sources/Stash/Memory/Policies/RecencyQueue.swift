@@ -21,7 +21,7 @@ final class RecencyQueue: EvictionQueue {
         links.reserveCapacity(capacity)
     }
 
-    func insert(_ slot: Int32) {
+    func insert(_ slot: Int32, hash: UInt32, cost: Int) {
         list.pushHead(slot, links)
     }
 
@@ -31,15 +31,17 @@ final class RecencyQueue: EvictionQueue {
         }
     }
 
-    func remove(_ slot: Int32) {
+    func overwrite(_ slot: Int32, cost: Int) {
+        access(slot)
+    }
+
+    func remove(_ slot: Int32, hash: UInt32, isEviction: Bool) {
         list.unlink(slot, links)
     }
 
     func removeAll() {
         list = SlotList()
     }
-
-    var victim: Int32 { list.tail }
 
     func victim(skipping protected: Int32) -> Int32 {
         let tail = list.tail

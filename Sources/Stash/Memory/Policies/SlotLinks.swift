@@ -38,11 +38,7 @@ final class SlotLinks {
     private static func grow(
         _ old: UnsafeMutablePointer<Int32>, from oldCapacity: Int, to newCapacity: Int
     ) -> UnsafeMutablePointer<Int32> {
-        let new = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
-        new.initialize(from: old, count: oldCapacity)
-        (new + oldCapacity).initialize(repeating: -1, count: newCapacity - oldCapacity)
-        old.deallocate()
-        return new
+        old.movedToNewBuffer(count: oldCapacity, capacity: newCapacity, filling: -1)
     }
 }
 

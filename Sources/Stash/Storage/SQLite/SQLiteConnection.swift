@@ -36,9 +36,9 @@ final class SQLiteConnection {
     /// address; most recently prepared last.
     private var staticStatements: [(address: UnsafeRawPointer, statement: SQLiteStatement)] = []
 
-    /// Opens (creating it if needed) the database at `path`.
+    /// Opens the database at `path`, creating it if needed unless `create` is false.
     ///
-    /// Flags: `SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX`
+    /// Flags: `SQLITE_OPEN_READWRITE`, `SQLITE_OPEN_CREATE` (when `create`), `SQLITE_OPEN_NOMUTEX`
     /// (no SQLite mutex: the owner serialises access with its own lock) and
     /// `SQLITE_OPEN_NOFOLLOW` (the database path itself may not be a symbolic link).
     ///
@@ -49,10 +49,11 @@ final class SQLiteConnection {
     ///   - path: The database file.
     ///   - busyTimeout: How long to retry when another connection holds a lock.
     ///     Defaults to 5 seconds. Clamped to 0…`Int32.max` milliseconds.
+    ///   - create: Whether a missing database file is created. Defaults to `true`.
     /// - Throws: ``SQLiteError`` if the file cannot be opened (`SQLITE_CANTOPEN`, …).
-    init(path: String, busyTimeout: Duration = .seconds(5)) throws(SQLiteError) {
+    init(path: String, busyTimeout: Duration = .seconds(5), create: Bool = true) throws(SQLiteError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError(code: code, database: handle, sql: nil)

@@ -10,7 +10,7 @@ import CSQLite
 ///
 /// ```swift
 /// catch let error as StashError {
-///     if let sqlite = error.cause as? SQLiteError, sqlite.resultCode == 5 /* SQLITE_BUSY */ {
+///     if let sqlite = error.cause as? SQLiteError, sqlite.isBusy {
 ///         // another process held the database for longer than the busy timeout
 ///     }
 /// }
@@ -62,13 +62,21 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether the database file is damaged or is not a database at all
     /// (`SQLITE_CORRUPT`, `SQLITE_NOTADB`). Only these errors make Stash set the
     /// manifest aside; busy, locked, full or I/O errors never do.
-    var isCorruption: Bool {
+    ///
+    /// Public so that callers need not compare ``resultCode`` with numbers from
+    /// SQLite's header, which Stash does not export.
+    ///
+    /// - Complexity: O(1).
+    public var isCorruption: Bool {
         resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
     }
 
     /// Whether another connection held a lock for longer than the busy timeout
-    /// (`SQLITE_BUSY`, `SQLITE_LOCKED`). Never a reason to delete anything.
-    var isBusy: Bool {
+    /// (`SQLITE_BUSY`, `SQLITE_LOCKED`). Never a reason to delete anything; the
+    /// operation may succeed if retried.
+    ///
+    /// - Complexity: O(1).
+    public var isBusy: Bool {
         resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED
     }
 

@@ -1,25 +1,5 @@
 import Dispatch
 
-/// Something that reacts to memory pressure, such as a memory cache.
-///
-/// Registered with ``MemoryPressureMonitor/addObserver(_:)`` and held
-/// **weakly**: registering does not keep the observer alive, and a
-/// deallocated observer is pruned and never called.
-///
-/// Both methods are called outside the monitor's lock, so they may call back
-/// into the monitor (for example to remove themselves). They may be called on
-/// any thread: the monitor's utility-QoS timer queue, the thread that called
-/// ``MemoryPressureMonitor/notifyMemoryPressure()``, or on Apple platforms the
-/// thread that delivered the system event (the main thread for UIKit
-/// notifications). They should return promptly.
-protocol MemoryPressureObserver: AnyObject, Sendable {
-    /// The system is short of memory: release what can be recreated.
-    func didReceiveMemoryPressure()
-
-    /// Apple platforms: the app entered the background. Never called on Linux.
-    func didEnterBackground()
-}
-
 /// Watches the system's memory pressure and tells every registered cache.
 ///
 /// There is one process-wide monitor, ``shared``, that every cache registers
@@ -160,7 +140,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     func addObserver(_ observer: any MemoryPressureObserver) {
         lock.withLock {
             observers[ObjectIdentifier(observer)] = WeakObserver(observer: observer)
-            startTimerLocked()
+            _startTimer()
         }
         if listensToSystemEvents {
             startSystemEventsIfNeeded()
@@ -179,7 +159,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
         let id = ObjectIdentifier(observer)
         let remaining = lock.withLock {
             observers[id] = nil
-            return liveObserversLocked()
+            return _liveObservers()
         }
         // The strong references taken while pruning die here, outside the lock:
         // if one is the last, the observer's deinit may safely call back in.
@@ -188,7 +168,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
 
     /// The number of live registered observers, after pruning deallocated ones.
     var observerCount: Int {
-        lock.withLock { liveObserversLocked() }.count
+        lock.withLock { _liveObservers() }.count
     }
 
     /// Whether the polling timer exists now: only while live observers exist
@@ -209,7 +189,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     /// - Complexity: O(n) in the number of registered observers, plus their work.
     ///   Thread-safe.
     public func notifyMemoryPressure() {
-        for observer in lock.withLock({ liveObserversLocked() }) {
+        for observer in lock.withLock({ _liveObservers() }) {
             observer.didReceiveMemoryPressure()
         }
     }
@@ -217,7 +197,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     /// Tells every registered observer that the app entered the background.
     /// Called by the Apple-platform event subscriptions; synchronous, outside the lock.
     func notifyDidEnterBackground() {
-        for observer in lock.withLock({ liveObserversLocked() }) {
+        for observer in lock.withLock({ _liveObservers() }) {
             observer.didEnterBackground()
         }
     }
@@ -233,7 +213,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
     @discardableResult
     func poll() -> Bool {
         let outcome: (fired: Bool, recipients: [any MemoryPressureObserver]) = pollLock.withLock {
-            let isWatched = !lock.withLock { liveObserversLocked() }.isEmpty
+            let isWatched = !lock.withLock { _liveObservers() }.isEmpty
             guard isWatched else { return (false, []) }
             let reading = source.read()
             let now = clock.nanosecondsNow
@@ -241,7 +221,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
                 let (fires, next) = Self.evaluate(
                     reading, after: state, configuration: currentConfiguration, now: now)
                 state = next
-                return (fires, fires ? liveObserversLocked() : [])
+                return (fires, fires ? _liveObservers() : [])
             }
         }
         for observer in outcome.recipients {
@@ -250,14 +230,14 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
         return outcome.fired
     }
 
-    // MARK: Private
+    // MARK: Private (names starting with `_` expect `lock` to be held)
 
     /// Strong references to the live observers; prunes dead entries, and when
     /// none is left stops the timer and forgets the pressure history.
     ///
     /// Callers must return the array out of the lock before dropping it, so
     /// that an observer's last release (and its deinit) never runs under the lock.
-    private func liveObserversLocked() -> [any MemoryPressureObserver] {
+    private func _liveObservers() -> [any MemoryPressureObserver] {
         var live: [any MemoryPressureObserver] = []
         live.reserveCapacity(observers.count)
         var dead: [ObjectIdentifier] = []
@@ -279,7 +259,7 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
         return live
     }
 
-    private func startTimerLocked() {
+    private func _startTimer() {
         guard startsTimer, timer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         // The handler holds the monitor strongly. A weak reference would give the
@@ -324,129 +304,4 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
 /// A weak reference to an observer.
 private struct WeakObserver {
     weak var observer: (any MemoryPressureObserver)?
-}
-
-// MARK: - Configuration
-
-extension MemoryPressureMonitor {
-    /// When the monitor considers memory short, and how often it looks.
-    ///
-    /// Used on Linux only; Apple platforms are told by the system. A plain
-    /// value: `Sendable`, O(1) to copy, no thread-safety concerns of its own.
-    public struct Configuration: Sendable, Equatable {
-        /// PSI threshold, in percent: pressure when `some avg10` of
-        /// `/proc/pressure/memory` — the share of the last 10 seconds in which
-        /// at least one task stalled waiting for memory — is at or above it.
-        ///
-        /// Defaults to 10: a stall one tenth of the time means reclaim is
-        /// already hurting latency, while an idle or healthy machine reads 0.
-        /// `nil` ignores PSI; 0 or less means always under pressure.
-        public var psiThreshold: Double?
-
-        /// cgroup threshold, as a fraction of the limit (0–1): pressure when
-        /// the process's memory cgroup uses at least this share of its limit.
-        ///
-        /// Defaults to 0.90, leaving caches room to shrink before the kernel
-        /// reclaims or kills at the limit. `nil` ignores the cgroup's usage.
-        /// Without a cgroup limit there is no signal.
-        public var cgroupUsageThreshold: Double?
-
-        /// Whether an increase of the `high`, `max` or `oom` counters of a
-        /// cgroup v2 `memory.events` counts as pressure. Defaults to `true`:
-        /// each increase means the kernel already throttled or reclaimed.
-        public var watchesCgroupEvents: Bool
-
-        /// How often the timer samples. Defaults to 1 second: reading three
-        /// small kernel files costs microseconds, and PSI's shortest average
-        /// spans 10 seconds. Values below 10 milliseconds count as 10 ms.
-        public var pollInterval: Duration
-
-        /// While pressure persists, how long after a notification the next
-        /// one comes. Defaults to 30 seconds: long enough not to flush caches
-        /// on every sample, short enough to trim a cache that refilled.
-        /// `nil` notifies only when pressure rises, never while it persists;
-        /// zero (or less) notifies at every sample while it persists.
-        /// Rises after pressure ended always notify at once.
-        public var cooldown: Duration?
-
-        /// Creates a configuration; every parameter defaults to the documented
-        /// default. O(1); does not validate: see each property for how odd
-        /// values are treated.
-        ///
-        /// - Parameters:
-        ///   - psiThreshold: PSI `some avg10` threshold in percent; `nil` disables. Default 10.
-        ///   - cgroupUsageThreshold: cgroup usage / limit threshold; `nil` disables. Default 0.90.
-        ///   - watchesCgroupEvents: Whether `memory.events` increases count. Default `true`.
-        ///   - pollInterval: Sampling interval. Default 1 second.
-        ///   - cooldown: Repeat interval while pressure persists; `nil` never repeats. Default 30 seconds.
-        public init(
-            psiThreshold: Double? = 10,
-            cgroupUsageThreshold: Double? = 0.90,
-            watchesCgroupEvents: Bool = true,
-            pollInterval: Duration = .seconds(1),
-            cooldown: Duration? = .seconds(30)
-        ) {
-            self.psiThreshold = psiThreshold
-            self.cgroupUsageThreshold = cgroupUsageThreshold
-            self.watchesCgroupEvents = watchesCgroupEvents
-            self.pollInterval = pollInterval
-            self.cooldown = cooldown
-        }
-    }
-}
-
-// MARK: - Edge triggering
-
-/// What the monitor remembers between samples.
-struct PressureState: Equatable, Sendable {
-    /// Whether the previous sample was under pressure.
-    var isPressured = false
-    /// When the last notification fired, in the clock's nanoseconds.
-    var lastFiredAt: Int64?
-    /// The previous `memory.events` sum; the baseline for the next increase.
-    var lastEventCount: UInt64?
-}
-
-extension MemoryPressureMonitor {
-    /// Decides whether a sample fires, and what to remember. Pure.
-    ///
-    /// Under pressure when PSI or the cgroup usage ratio is at or above its
-    /// (enabled) threshold, or the event count grew since the last known
-    /// count. The first count only sets the baseline; a smaller count (a reset
-    /// counter) sets a new one. Fires on a rise into pressure, and while under
-    /// pressure again once `cooldown` has passed since the last firing.
-    ///
-    /// - Complexity: O(1).
-    static func evaluate(
-        _ reading: MemoryPressureReading,
-        after state: PressureState,
-        configuration: Configuration,
-        now: Int64
-    ) -> (fires: Bool, state: PressureState) {
-        var next = state
-        var pressured = false
-        if let threshold = configuration.psiThreshold, let psi = reading.psiSomeAvg10, psi >= threshold {
-            pressured = true
-        }
-        if let threshold = configuration.cgroupUsageThreshold, let ratio = reading.cgroupUsageRatio,
-            ratio >= threshold
-        {
-            pressured = true
-        }
-        if let count = reading.cgroupEventCount {
-            if configuration.watchesCgroupEvents, let previous = state.lastEventCount, count > previous {
-                pressured = true
-            }
-            next.lastEventCount = count
-        }
-
-        var fires = pressured && !state.isPressured
-        if pressured, state.isPressured, let cooldown = configuration.cooldown, let last = state.lastFiredAt {
-            let (elapsed, overflow) = now.subtractingReportingOverflow(last)
-            fires = overflow || elapsed >= cooldown.nanosecondsClamped
-        }
-        next.isPressured = pressured
-        if fires { next.lastFiredAt = now }
-        return (fires, next)
-    }
 }

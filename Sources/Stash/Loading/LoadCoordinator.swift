@@ -1,0 +1,224 @@
+/// Runs at most one load per key at a time: callers that ask for a key whose
+/// load is under way wait for that load and share its result or its error.
+///
+/// The engine under the caches' get-or-load API. A load runs in a task of its
+/// own, outside every lock, so that:
+/// - a waiter that is cancelled, or whose timeout passes, leaves at once
+///   without disturbing the others;
+/// - the load is cancelled only when every waiter was cancelled; a load whose
+///   waiters merely timed out goes on, and whatever it stores is kept;
+/// - a loader that asks for another key of the same coordinator runs that load
+///   normally, while one that asks for its own key (directly or through other
+///   loads) gets ``StashError/Code/recursiveLoad`` instead of waiting for
+///   itself forever. Loads are tracked through a task-local value, so a loader
+///   that hops to a detached task escapes that check.
+///
+/// Thread-safe. Every method takes one lock briefly and never blocks for a load.
+final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private struct Waiter {
+        var continuation: CheckedContinuation<Value, any Error>
+        /// Resumes the waiter with a timeout error; cancelled when it is resumed otherwise.
+        var timer: Task<Void, Never>?
+    }
+
+    private struct Flight {
+        let id: UInt64
+        var waiters: [UInt64: Waiter] = [:]
+        var task: Task<Void, Never>?
+    }
+
+    private enum JoinAction { case fail, start(UInt64), join }
+
+    private struct State {
+        var flights: [Key: Flight] = [:]
+        var nextID: UInt64 = 0
+
+        mutating func makeID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
+    }
+
+    private let state = LockedValue(State())
+    private let clock: any CacheClock
+
+    /// Creates a coordinator whose timeouts are measured on `clock`.
+    init(clock: any CacheClock) {
+        self.clock = clock
+    }
+
+    /// The value loaded for `key`, by the load under way or by a new one
+    /// running `load`.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - timeout: How long this caller waits; `nil` waits for the load to end.
+    ///     When it passes, this caller gets ``StashError/Code/timedOut`` while the
+    ///     load goes on.
+    ///   - load: Loads the value, and stores it where it belongs. Runs in a task
+    ///     of its own, only if no load of `key` is under way.
+    /// - Throws: The load's error; ``StashError/Code/recursiveLoad`` from inside
+    ///   the load of `key` itself; ``StashError/Code/timedOut``;
+    ///   `CancellationError` when this caller's task is cancelled.
+    func value(
+        forKey key: Key,
+        timeout: Duration? = nil,
+        load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let token = LoadToken(coordinator: ObjectIdentifier(self), key: key)
+        if LoadScope.active.contains(token) {
+            throw StashError(.recursiveLoad, "the loader of a key asked the cache for that same key")
+        }
+        let deadline = timeout.map { clock.nanosecondsNow.addingClamped($0.nanosecondsClamped) }
+        let waiterID = state.withLock { $0.makeID() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+                // Checked under the lock: a cancellation after the check runs the
+                // handler below, which takes the lock too and so finds this waiter.
+                let action = state.withLock { state -> JoinAction in
+                    if Task.isCancelled { return .fail }
+                    if state.flights[key] != nil {
+                        state.flights[key]!.waiters[waiterID] = Waiter(continuation: continuation)
+                        return .join
+                    }
+                    let id = state.makeID()
+                    state.flights[key] = Flight(id: id, waiters: [waiterID: Waiter(continuation: continuation)])
+                    return .start(id)
+                }
+                switch action {
+                case .fail:
+                    continuation.resume(throwing: CancellationError())
+                    return
+                case .start(let id):
+                    start(key, flight: id, token: token, load: load)
+                case .join:
+                    break
+                }
+                if let deadline {
+                    armTimer(key, waiter: waiterID, deadline: deadline)
+                }
+            }
+        } onCancel: {
+            leave(key, waiter: waiterID, with: CancellationError(), cancelsLoadIfLast: true)
+        }
+    }
+
+    /// Starts a load of `key` in the background unless one is under way, and
+    /// returns at once. For refreshing an entry ahead of its expiry.
+    ///
+    /// - Returns: Whether a load was started.
+    @discardableResult
+    func startIfIdle(_ key: Key, load: @escaping @Sendable () async throws -> Value) -> Bool {
+        let id = state.withLock { state -> UInt64? in
+            guard state.flights[key] == nil else { return nil }
+            let id = state.makeID()
+            state.flights[key] = Flight(id: id)
+            return id
+        }
+        guard let id else { return false }
+        start(key, flight: id, token: LoadToken(coordinator: ObjectIdentifier(self), key: key), load: load)
+        return true
+    }
+
+    /// Whether a load of `key` is under way.
+    func isLoading(_ key: Key) -> Bool {
+        state.withLock { $0.flights[key] != nil }
+    }
+
+    /// The callers waiting for the load of `key`: for tests.
+    func waiterCount(forKey key: Key) -> Int {
+        state.withLock { $0.flights[key]?.waiters.count ?? 0 }
+    }
+
+    // MARK: Private
+
+    private func start(
+        _ key: Key, flight id: UInt64, token: LoadToken, load: @escaping @Sendable () async throws -> Value
+    ) {
+        // Inherits the caller's task-local loads, so that a chain of loaders
+        // asking for each other's keys is caught when it comes back to its start.
+        let task = Task {
+            let result: Result<Value, any Error>
+            do {
+                var active = LoadScope.active
+                active.insert(token)
+                result = .success(try await LoadScope.$active.withValue(active) { try await load() })
+            } catch {
+                result = .failure(error)
+            }
+            finish(key, flight: id, with: result)
+        }
+        let isOrphan = state.withLock { state -> Bool in
+            guard state.flights[key]?.id == id else { return true }
+            state.flights[key]!.task = task
+            return false
+        }
+        // Every waiter was cancelled before the task was recorded: cancel it now.
+        if isOrphan { task.cancel() }
+    }
+
+    private func finish(_ key: Key, flight id: UInt64, with result: Result<Value, any Error>) {
+        let waiters = state.withLock { state -> [Waiter] in
+            guard state.flights[key]?.id == id else { return [] }
+            return Array(state.flights.removeValue(forKey: key)!.waiters.values)
+        }
+        for waiter in waiters {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(with: result)
+        }
+    }
+
+    private func armTimer(_ key: Key, waiter waiterID: UInt64, deadline: Int64) {
+        let timer = Task { [clock] in
+            do {
+                try await clock.sleep(until: deadline)
+            } catch {
+                return  // cancelled: the waiter was answered
+            }
+            leave(
+                key, waiter: waiterID, with: StashError(.timedOut, "the load did not finish within its timeout"),
+                cancelsLoadIfLast: false)
+        }
+        let isAnswered = state.withLock { state -> Bool in
+            guard state.flights[key]?.waiters[waiterID] != nil else { return true }
+            state.flights[key]!.waiters[waiterID]!.timer = timer
+            return false
+        }
+        if isAnswered { timer.cancel() }
+    }
+
+    /// Answers one waiter with `error` and forgets it; when it was the last and
+    /// `cancelsLoadIfLast`, also cancels the load and forgets it, so that the
+    /// next caller starts afresh.
+    private func leave(_ key: Key, waiter waiterID: UInt64, with error: any Error, cancelsLoadIfLast: Bool) {
+        let (waiter, abandoned) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
+            guard let waiter = state.flights[key]?.waiters.removeValue(forKey: waiterID) else { return (nil, nil) }
+            if cancelsLoadIfLast, state.flights[key]!.waiters.isEmpty {
+                return (waiter, state.flights.removeValue(forKey: key)!.task)
+            }
+            return (waiter, nil)
+        }
+        waiter?.timer?.cancel()
+        waiter?.continuation.resume(throwing: error)
+        abandoned?.cancel()
+    }
+}
+
+/// A load under way, as the task-local set of ``LoadScope`` records it.
+struct LoadToken: Hashable, @unchecked Sendable {
+    // @unchecked Sendable: `key` boxes a value whose type is `Sendable` (the
+    // initialiser requires it) and immutable; AnyHashable itself is not marked
+    // Sendable because it could box anything.
+    let coordinator: ObjectIdentifier
+    let key: AnyHashable
+
+    init<Key: Hashable & Sendable>(coordinator: ObjectIdentifier, key: Key) {
+        self.coordinator = coordinator
+        self.key = AnyHashable(key)
+    }
+}
+
+/// The loads the current task runs inside, outermost first.
+enum LoadScope {
+    @TaskLocal static var active: Set<LoadToken> = []
+}

@@ -1,0 +1,96 @@
+import Logging
+import NIOCore
+import NIOPosix
+
+/// A client for one Redis server: a pool of pipelined connections with connect
+/// and command timeouts, reconnection with backoff, `AUTH`, `SELECT` and TLS.
+///
+/// ```swift
+/// let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: 6379))
+/// try await client.set("greeting", to: ByteBuffer(string: "hello"), expiringAfter: .seconds(30))
+/// let value = try await client.get("greeting")
+/// await client.close()
+/// ```
+///
+/// Connections open lazily on first use, so creating a client never blocks and
+/// never fails. Every command is async and never blocks a thread.
+///
+/// Thread-safety: safe to use from any thread or task; commands from many tasks
+/// share the pool's connections, pipelined.
+public final class RedisClient: RedisCommandExecutor {
+    /// The configuration the client was created with.
+    public let configuration: RedisConfiguration
+    let pool: RedisConnectionPool
+
+    /// Creates a client. Connects lazily.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where and how to connect.
+    ///   - eventLoopGroup: The event loops the connections run on. Default NIO's shared singleton group.
+    ///   - logger: Where connection problems are logged. Default a logger labelled `stash.redis`.
+    /// - Complexity: O(1); no I/O.
+    public init(configuration: RedisConfiguration,
+                eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                logger: Logger = Logger(label: "stash.redis")) {
+        self.configuration = configuration
+        pool = RedisConnectionPool(configuration: configuration, group: eventLoopGroup, logger: logger)
+    }
+
+    /// Sends one command and returns its reply.
+    ///
+    /// - Parameter command: The command.
+    /// - Returns: The reply. An error reply is thrown.
+    /// - Throws: ``RedisError``: `.serverError` with the server's message,
+    ///   `.unavailable` while reconnecting backs off, `.timeout`, `.connectionFailed`,
+    ///   `.connectionClosed` or `.protocolViolation`.
+    /// - Complexity: One round trip; pipelined with other callers' commands.
+    public func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+        do {
+            return try await pool.connection().flatMap { $0.send(command) }.get()
+        } catch {
+            throw Self.redisError(error)
+        }
+    }
+
+    /// Sends several commands in one write and returns every outcome, in order.
+    ///
+    /// - Parameter commands: The commands.
+    /// - Returns: One result per command.
+    /// - Complexity: One round trip for all of them.
+    public func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
+        let connection: RedisConnection
+        do {
+            connection = try await pool.connection().get()
+        } catch {
+            let failure = Self.redisError(error)
+            return commands.map { _ in .failure(failure) }
+        }
+        var results: [Result<RESPValue, RedisError>] = []
+        results.reserveCapacity(commands.count)
+        for future in connection.send(pipeline: commands) {
+            do {
+                results.append(.success(try await future.get()))
+            } catch {
+                results.append(.failure(Self.redisError(error)))
+            }
+        }
+        return results
+    }
+
+    /// Returns `[self]`: one server is its own only primary.
+    ///
+    /// - Returns: This client.
+    public func primaryClients() async throws(RedisError) -> [RedisClient] { [self] }
+
+    /// Closes every connection. Later commands fail with `.connectionClosed`.
+    ///
+    /// Waits for the connections to close; pending commands fail.
+    public func close() async {
+        await pool.close()
+    }
+
+    static func redisError(_ error: any Error) -> RedisError {
+        if let error = error as? RedisError { return error }
+        return RedisError(.connectionClosed, "the connection failed: \(error)", cause: error)
+    }
+}

@@ -1,0 +1,160 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Stash
+
+/// One TCP (or TLS) connection to a Redis server, with commands pipelined on it.
+///
+/// Made by ``connect(configuration:eventLoop:subscriber:)``, which also sends
+/// `AUTH` and `SELECT`. Any thread may send; the channel's event loop does the work.
+final class RedisConnection: Sendable {
+    let channel: any Channel
+    private let handler: NIOLoopBound<RedisCommandHandler>
+    private let outbox = LockedValue(Outbox())
+
+    private struct Outbox {
+        var requests: [RedisCommandHandler.Request] = []
+        var drainScheduled = false
+    }
+
+    private init(channel: any Channel, handler: RedisCommandHandler) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+    }
+
+    /// Whether the channel is still open.
+    var isActive: Bool { channel.isActive }
+
+    /// Sends one command; the future completes with its reply, or fails with a ``RedisError``.
+    func send(_ command: RedisCommand) -> EventLoopFuture<RESPValue> {
+        let promise = channel.eventLoop.makePromise(of: RESPValue.self)
+        enqueue(CollectionOfOne(RedisCommandHandler.Request(command: command, promise: promise)))
+        return promise.futureResult
+    }
+
+    /// Sends several commands in one write; the futures complete in order.
+    func send(pipeline commands: [RedisCommand]) -> [EventLoopFuture<RESPValue>] {
+        let loop = channel.eventLoop
+        var futures: [EventLoopFuture<RESPValue>] = []
+        futures.reserveCapacity(commands.count)
+        var requests: [RedisCommandHandler.Request] = []
+        requests.reserveCapacity(commands.count)
+        for command in commands {
+            let promise = loop.makePromise(of: RESPValue.self)
+            futures.append(promise.futureResult)
+            requests.append(RedisCommandHandler.Request(command: command, promise: promise))
+        }
+        enqueue(requests)
+        return futures
+    }
+
+    /// Queues requests and, unless a drain is already scheduled, schedules one on
+    /// the event loop. Commands sent by many tasks meanwhile leave in one write
+    /// and one flush (automatic pipelining), in the order they were queued.
+    private func enqueue(_ requests: some Collection<RedisCommandHandler.Request>) {
+        let schedule: Bool = outbox.withLock { outbox in
+            outbox.requests.append(contentsOf: requests)
+            if outbox.drainScheduled { return false }
+            outbox.drainScheduled = true
+            return true
+        }
+        if schedule {
+            channel.eventLoop.execute { self.drain() }
+        }
+    }
+
+    private func drain() {
+        let requests: [RedisCommandHandler.Request] = outbox.withLock { outbox in
+            outbox.drainScheduled = false
+            var taken: [RedisCommandHandler.Request] = []
+            swap(&taken, &outbox.requests)
+            return taken
+        }
+        guard channel.isActive else {
+            // A write to a closed channel would fail without reaching the command
+            // handler, leaving these promises unanswered.
+            let error = RedisError(.connectionClosed, "the connection closed before the command was sent")
+            for request in requests { request.promise.fail(error) }
+            return
+        }
+        for request in requests { channel.write(request, promise: nil) }
+        channel.flush()
+    }
+
+    /// Sets the callback for pub/sub messages. Must be called on the event loop.
+    func setMessageHandler(_ body: @escaping (RESPValue) -> Void) {
+        handler.value.onMessage = body
+    }
+
+    /// Closes the channel; pending commands fail with `.connectionClosed`.
+    func close() -> EventLoopFuture<Void> {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.close(promise: promise)
+        return promise.futureResult.recover { _ in }
+    }
+
+    /// Connects, then sends `AUTH` and `SELECT` as the configuration asks.
+    ///
+    /// - Throws: ``RedisError`` `.connectionFailed` (with the cause) when the
+    ///   connect or TLS setup fails, `.timeout` past the connect timeout, or the
+    ///   server's error for `AUTH`/`SELECT`.
+    static func connect(configuration: RedisConfiguration, eventLoop: any EventLoop) -> EventLoopFuture<RedisConnection> {
+        let sslContext: NIOSSLContext?
+        do {
+            sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
+        } catch {
+            return eventLoop.makeFailedFuture(RedisError(.connectionFailed, "the TLS configuration is unusable", cause: error))
+        }
+        let serverName = configuration.tlsServerName ?? configuration.host
+        let parser = RESPParser(maximumBulkLength: configuration.maximumReplyBulkLength)
+        let timeout = configuration.commandTimeout
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(configuration.connectTimeout)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if let sslContext {
+                        let isAddress = (try? SocketAddress(ipAddress: serverName, port: 0)) != nil
+                        try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : serverName))
+                    }
+                    try sync.addHandler(ByteToMessageHandler(RESPDecoder(parser: parser)))
+                    try sync.addHandler(MessageToByteHandler(RESPEncoder()))
+                    try sync.addHandler(RedisCommandHandler(commandTimeout: timeout))
+                }
+            }
+        let address = "\(configuration.host):\(configuration.port)"
+        return bootstrap.connect(host: configuration.host, port: configuration.port)
+            .flatMapErrorThrowing { error in
+                if case ChannelError.connectTimeout = error {
+                    throw RedisError(.timeout, "connecting to \(address) took longer than the connect timeout", cause: error)
+                }
+                throw RedisError(.connectionFailed, "could not connect to \(address)", cause: error)
+            }
+            .flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self)
+                return RedisConnection(channel: channel, handler: handler)
+            }
+            .flatMap { connection in
+                var setup: [RedisCommand] = []
+                if let password = configuration.password {
+                    if let username = configuration.username {
+                        setup.append(RedisCommand("AUTH", [.string(username), .string(password)]))
+                    } else {
+                        setup.append(RedisCommand("AUTH", [.string(password)]))
+                    }
+                }
+                if configuration.database != 0 {
+                    setup.append(RedisCommand("SELECT", [.integer(Int64(configuration.database))]))
+                }
+                guard !setup.isEmpty else { return eventLoop.makeSucceededFuture(connection) }
+                let replies = connection.send(pipeline: setup)
+                return EventLoopFuture.andAllSucceed(replies, on: eventLoop)
+                    .map { connection }
+                    .flatMapError { error in
+                        connection.close().flatMapThrowing { () -> RedisConnection in throw error }
+                    }
+            }
+    }
+}

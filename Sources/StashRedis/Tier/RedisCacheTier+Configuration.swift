@@ -1,0 +1,42 @@
+extension RedisCacheTier {
+    /// How a ``RedisCacheTier`` names its keys, announces changes and reacts to outages.
+    ///
+    /// Thread-safety: a value type, `Sendable`.
+    public struct Configuration: Sendable {
+        /// Prepended to every key, so that several caches (or applications) share
+        /// one Redis without colliding; also the pattern ``RedisCacheTier/removeAll()``
+        /// scans. Default `stash:`.
+        public var keyPrefix: String
+        /// The pub/sub channel invalidations travel on. Default `nil`: the key
+        /// prefix followed by `invalidations`.
+        public var invalidationChannel: String?
+        /// Whether writes and removals publish an invalidation. Default `true`;
+        /// turn it off only for a tier no other process caches locally.
+        public var publishesInvalidations: Bool
+        /// The largest encoded value the tier sends; larger ones fail with
+        /// `.valueTooLarge` before reaching Redis. Default 512 MiB, Redis's default
+        /// `proto-max-bulk-len`; set it to the server's limit if that is lower.
+        public var maximumValueSize: Int
+        /// Consecutive failures to reach Redis after which the circuit breaker
+        /// opens. Default 3: one lost packet should not take the tier offline.
+        public var failureThreshold: Int
+        /// How long the open breaker fails calls fast before letting one probe
+        /// through. Default 5 seconds.
+        public var openDuration: Duration
+
+        /// Creates a configuration with the defaults above.
+        ///
+        /// - Parameter keyPrefix: The namespace. Default `stash:`.
+        public init(keyPrefix: String = "stash:") {
+            self.keyPrefix = keyPrefix
+            self.invalidationChannel = nil
+            self.publishesInvalidations = true
+            self.maximumValueSize = 512 * 1024 * 1024
+            self.failureThreshold = 3
+            self.openDuration = .seconds(5)
+        }
+
+        /// The channel actually used.
+        var channel: String { invalidationChannel ?? keyPrefix + "invalidations" }
+    }
+}

@@ -1,0 +1,67 @@
+import NIOCore
+
+extension RedisCacheTier {
+    /// `PUBLISH` of an invalidation: `k` or `a`, this instance's id, a newline, then the key.
+    func invalidationCommand(_ invalidation: RemoteInvalidation) -> RedisCommand {
+        var message = ByteBuffer()
+        switch invalidation {
+        case .key(let key):
+            message.writeStaticString("k")
+            message.writeString(instanceID)
+            message.writeStaticString("\n")
+            message.writeString(key)
+        case .all:
+            message.writeStaticString("a")
+            message.writeString(instanceID)
+            message.writeStaticString("\n")
+        }
+        return RedisCommand("PUBLISH", [.string(configuration.channel), .bytes(message)])
+    }
+
+    /// The invalidation in `message`, or `nil` for this instance's own messages and foreign payloads.
+    static func parseInvalidation(_ message: ByteBuffer, ownID: String) -> RemoteInvalidation? {
+        let bytes = message.readableBytesView
+        guard let kind = bytes.first, let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let senderStart = bytes.startIndex + 1
+        guard senderStart <= newline else { return nil }
+        let sender = String(decoding: bytes[senderStart..<newline], as: UTF8.self)
+        if sender == ownID { return nil }
+        switch kind {
+        case UInt8(ascii: "k"): return .key(String(decoding: bytes[(newline + 1)...], as: UTF8.self))
+        case UInt8(ascii: "a"): return .all
+        default: return nil
+        }
+    }
+
+    /// Subscribes to the invalidation channel on a dedicated connection and calls
+    /// `handler` for every other instance's write or removal.
+    ///
+    /// After a lost subscription is restored, `handler` gets ``RemoteInvalidation/all``:
+    /// messages sent meanwhile were lost. Call once per tier; ``close()`` stops it.
+    ///
+    /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.
+    /// - Throws: ``RedisError`` when no server accepts the subscription.
+    public func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws(RedisError) {
+        let candidates: [RedisConfiguration]
+        if let subscriberCandidates {
+            candidates = subscriberCandidates
+        } else if let client = executor as? RedisClient {
+            candidates = [client.configuration]
+        } else {
+            candidates = try await executor.primaryClients().map(\.configuration)
+        }
+        let ownID = instanceID
+        let newSubscriber = RedisSubscriber(
+            candidates: candidates, channel: configuration.channel, logger: logger,
+            onMessage: { message in
+                if let invalidation = Self.parseInvalidation(message, ownID: ownID) { handler(invalidation) }
+            },
+            onResubscribe: { handler(.all) })
+        try await newSubscriber.start()
+        let previous = subscriber.withLock { subscriber in
+            defer { subscriber = newSubscriber }
+            return subscriber
+        }
+        await previous?.stop()
+    }
+}

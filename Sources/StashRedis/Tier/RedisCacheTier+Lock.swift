@@ -1,0 +1,56 @@
+/// Takes the lock (`SET NX PX`) and a fencing token (`INCR`) in one script, so
+/// both live in one slot: `{key}:lock` and `{key}:fence` share the hash tag.
+private let acquireLockScript = RedisScript("""
+    local token = redis.call('INCR', KEYS[2])
+    if redis.call('SET', KEYS[1], token, 'NX', 'PX', ARGV[1]) then return token end
+    return false
+    """)
+
+/// Deletes the lock only if it still holds the caller's token.
+private let releaseLockScript = RedisScript("""
+    if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+    return 0
+    """)
+
+extension RedisCacheTier {
+
+    /// Tries once to take the fleet-wide lock on `key`, for loading it.
+    ///
+    /// Use it so that one instance of the fleet loads a missing key while the
+    /// others wait for its value or serve a stale one. Never waits for the lock.
+    ///
+    /// - Parameters:
+    ///   - key: The caller's key (not containing `{` or `}`, which would change the hash tag).
+    ///   - timeToLive: How long the lock holds if never released; longer than the load takes.
+    /// - Returns: The lock with its fencing token, or `nil` when another holder has it.
+    /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
+    /// - Complexity: One round trip.
+    public func acquireLock(forKey key: String, timeToLive: Duration) async throws(RedisError) -> RedisLock? {
+        let tag = "{" + redisKey(key) + "}"
+        let lockKey = tag + ":lock"
+        let reply = try await call { executor throws(RedisError) in
+            try await executor.run(acquireLockScript, keys: [lockKey, tag + ":fence"],
+                                   arguments: [.integer(RedisClient.milliseconds(timeToLive))])
+        }
+        switch reply {
+        case .integer(let token): return RedisLock(key: key, fencingToken: token, lockKey: lockKey)
+        case .null: return nil
+        default: throw RedisError(.unexpectedReply, "the lock script answered \(reply)")
+        }
+    }
+
+    /// Releases `lock` if this holder still has it (compare and delete, in one script).
+    ///
+    /// - Parameter lock: A lock from ``acquireLock(forKey:timeToLive:)``.
+    /// - Throws: ``RedisError`` `.lockNotHeld` when the lock expired (and maybe
+    ///   was taken by another holder); `.unavailable`, or a connection or timeout error.
+    /// - Complexity: One round trip.
+    public func releaseLock(_ lock: RedisLock) async throws(RedisError) {
+        let reply = try await call { executor throws(RedisError) in
+            try await executor.run(releaseLockScript, keys: [lock.lockKey], arguments: [.integer(lock.fencingToken)])
+        }
+        guard reply.integer == 1 else {
+            throw RedisError(.lockNotHeld, "the lock on \(lock.key) with token \(lock.fencingToken) had expired or was taken")
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Logging
+import Stash
+
+/// Stops calling Redis after consecutive failures, then lets one probe through
+/// after a cool-down (closed → open → half-open → closed).
+///
+/// While open, calls fail at once with `.unavailable` instead of each paying a
+/// connect or command timeout. The outage is logged once when the breaker
+/// opens and once when it closes again, never per call.
+///
+/// Thread-safety: all state is behind one lock; time comes from the injected clock.
+final class RedisCircuitBreaker: Sendable {
+    enum Phase: Equatable, Sendable {
+        case closed
+        case open
+        case halfOpen
+    }
+
+    private struct State {
+        var phase = Phase.closed
+        var consecutiveFailures = 0
+        var openedAt: Int64 = 0
+        var outageStartedAt: Int64 = 0
+        var probeInFlight = false
+    }
+
+    let failureThreshold: Int
+    let openDuration: Duration
+    private let clock: any CacheClock
+    private let logger: Logger
+    private let state = LockedValue(State())
+
+    init(failureThreshold: Int, openDuration: Duration, clock: any CacheClock, logger: Logger) {
+        self.failureThreshold = max(1, failureThreshold)
+        self.openDuration = openDuration
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var phase: Phase { state.withLock { $0.phase } }
+
+    /// Whether a call may go to Redis now; when `false`, fail it with `.unavailable`.
+    func allowsCall() -> Bool {
+        let now = clock.nanosecondsNow
+        return state.withLock { state in
+            switch state.phase {
+            case .closed:
+                return true
+            case .open:
+                guard now - state.openedAt >= openDuration.nanosecondsClampedForBreaker else { return false }
+                state.phase = .halfOpen
+                state.probeInFlight = true
+                return true
+            case .halfOpen:
+                if state.probeInFlight { return false }
+                state.probeInFlight = true
+                return true
+            }
+        }
+    }
+
+    /// Records a call that reached Redis and got an answer (any answer, error replies included).
+    func recordSuccess() {
+        let now = clock.nanosecondsNow
+        let outage: Int64? = state.withLock { state in
+            state.consecutiveFailures = 0
+            state.probeInFlight = false
+            guard state.phase != .closed else { return nil }
+            state.phase = .closed
+            return now - state.outageStartedAt
+        }
+        if let outage {
+            logger.info("Redis is reachable again; the circuit breaker closed",
+                        metadata: ["outage_ms": "\(outage / 1_000_000)"])
+        }
+    }
+
+    /// Records a call that failed to reach Redis (connect, timeout, closed connection, garbled reply).
+    func recordFailure(_ error: RedisError) {
+        let now = clock.nanosecondsNow
+        let opened: Bool = state.withLock { state in
+            state.probeInFlight = false
+            switch state.phase {
+            case .closed:
+                state.consecutiveFailures += 1
+                guard state.consecutiveFailures >= failureThreshold else { return false }
+                state.phase = .open
+                state.openedAt = now
+                state.outageStartedAt = now
+                return true
+            case .halfOpen, .open:
+                state.phase = .open
+                state.openedAt = now
+                return false
+            }
+        }
+        if opened {
+            logger.error("Redis is unreachable; the circuit breaker opened and calls fail fast until a probe succeeds",
+                         metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Whether `error` says Redis could not be reached, as opposed to Redis refusing a command.
+    static func isOutage(_ error: RedisError) -> Bool {
+        switch error.code {
+        case .connectionFailed, .connectionClosed, .timeout, .unavailable, .protocolViolation, .clusterRedirectionLoop:
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in nanoseconds, saturating at `Int64.max`.
+    var nanosecondsClampedForBreaker: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? 0 : .max }
+        return whole &+ attoseconds / 1_000_000_000
+    }
+}

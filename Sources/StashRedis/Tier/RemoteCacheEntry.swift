@@ -1,0 +1,22 @@
+/// A value read from a ``RemoteCacheTier`` with its remaining time to live.
+///
+/// Thread-safety: `Sendable` when `Value` is.
+public struct RemoteCacheEntry<Value> {
+    /// The value.
+    public var value: Value
+    /// How long the shared copy still lives; `nil` when it never expires.
+    /// A local tier that promotes the value should expire it no later.
+    public var timeToLive: Duration?
+
+    /// Creates an entry.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - timeToLive: The remaining time to live; `nil` for none.
+    public init(value: Value, timeToLive: Duration?) {
+        self.value = value
+        self.timeToLive = timeToLive
+    }
+}
+
+extension RemoteCacheEntry: Sendable where Value: Sendable {}

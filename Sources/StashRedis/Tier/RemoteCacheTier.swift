@@ -1,0 +1,70 @@
+/// A cache tier shared by several processes: what `Cache` calls to read,
+/// write and remove in a remote store, and to learn what other processes changed.
+///
+/// This is the seam between `Cache` (memory → disk → remote) and a remote
+/// store. ``RedisCacheTier`` is the Redis implementation.
+///
+/// Contract for conformers:
+/// - A miss is `nil`, never an error. Every failure throws, quickly when the
+///   store is down (a circuit breaker), so that `Cache` can serve and write its
+///   local tiers anyway.
+/// - ``entry(forKey:)`` returns the remaining time to live so that a hit can be
+///   promoted to the local tiers without outliving the shared copy.
+/// - Every successful write or removal tells every *other* subscribed process,
+///   whose handler then gets the key (never one's own changes).
+///
+/// Thread-safety: conformers are safe to call from any thread or task.
+public protocol RemoteCacheTier<Value>: Sendable {
+    /// The type of values stored.
+    associatedtype Value
+    /// A held fleet-wide lock, as ``acquireLock(forKey:timeToLive:)`` returns it.
+    associatedtype Lock: Sendable
+
+    /// The value for `key` and its remaining time to live, or `nil` on a miss.
+    ///
+    /// - Parameter key: The caller's key (the tier adds its namespace).
+    /// - Returns: The entry, or `nil`.
+    /// - Throws: The store's error type when the store fails or is unreachable.
+    func entry(forKey key: String) async throws -> RemoteCacheEntry<Value>?
+
+    /// Stores `value` for `key`, expiring after `timeToLive` (`nil`: never), and tells other processes.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - key: The caller's key.
+    ///   - timeToLive: How long the shared copy lives; `nil` for no expiry.
+    /// - Throws: The store's error type when the store fails, is unreachable or refuses the value.
+    func setValue(_ value: Value, forKey key: String, timeToLive: Duration?) async throws
+
+    /// Removes `key` and tells other processes.
+    ///
+    /// - Parameter key: The caller's key.
+    /// - Throws: The store's error type when the store fails or is unreachable.
+    func removeValue(forKey key: String) async throws
+
+    /// Removes every key in the tier's namespace and tells other processes.
+    ///
+    /// - Throws: The store's error type when the store fails or is unreachable.
+    func removeAll() async throws
+
+    /// Starts delivering other processes' changes to `handler` (once per tier).
+    ///
+    /// - Parameter handler: Called with each invalidation, on an arbitrary thread.
+    /// - Throws: The store's error type when the subscription cannot be made.
+    func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws
+
+    /// Tries once, without waiting, to take the fleet-wide lock for loading `key`.
+    ///
+    /// - Parameters:
+    ///   - key: The caller's key.
+    ///   - timeToLive: How long the lock holds if never released.
+    /// - Returns: The lock, or `nil` when another process holds it.
+    /// - Throws: The store's error type when the store fails or is unreachable.
+    func acquireLock(forKey key: String, timeToLive: Duration) async throws -> Lock?
+
+    /// Releases a lock taken by ``acquireLock(forKey:timeToLive:)``, if it is still held.
+    ///
+    /// - Parameter lock: The lock.
+    /// - Throws: The store's error type, also when the lock had expired.
+    func releaseLock(_ lock: Lock) async throws
+}

@@ -1,0 +1,156 @@
+import HTTPTypes
+import Stash
+import Testing
+@testable import StashHTTP
+
+/// A latch the origin waits on until the test opens it.
+final class Latch: @unchecked Sendable {
+    // @unchecked Sendable: wraps FetchGate, which is thread-safe.
+    let gate = FetchGate()
+    func wait() async { await gate.wait() }
+    func open() { gate.open() }
+}
+
+/// Yields until `condition` holds: progress is driven by other tasks, never by time.
+func yield(until condition: () -> Bool) async {
+    while !condition() { await Task.yield() }
+}
+
+@Suite struct HTTPCacheConcurrencyTests {
+    /// An origin whose answers wait for `latch`, counting calls.
+    final class SlowOrigin: @unchecked Sendable {
+        // @unchecked Sendable: `calls` is only touched with `lock` held.
+        let latch = Latch()
+        private let lock = Lock()
+        private var calls = 0
+        let fields: [(String, String)]
+        let status: Int
+        init(status: Int = 200, fields: [(String, String)]) {
+            self.fields = fields
+            self.status = status
+        }
+        var count: Int { lock.withLock { calls } }
+        var closure: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody) {
+            { _, _ in
+                self.lock.withLock { self.calls += 1 }
+                await self.latch.wait()
+                return (makeResponse(self.status, self.fields), HTTPBody(bytes: Array("body".utf8)))
+            }
+        }
+    }
+
+    @Test func concurrentMissesShareOneOriginRequest() async throws {
+        let cache = try makeCache(clock: makeClock())
+        let origin = SlowOrigin(fields: [("Cache-Control", "max-age=60")])
+        let key = HTTPCacheEngine.key(for: makeRequest())
+        let callers = 8
+        try await withThrowingTaskGroup(of: (HTTPCacheOutcome, String).self) { group in
+            for _ in 0..<callers {
+                group.addTask {
+                    let result = try await cache.response(for: makeRequest(), origin: origin.closure)
+                    return (result.outcome, String(decoding: try await result.body.collect(upTo: 100), as: UTF8.self))
+                }
+            }
+            await yield { origin.count == 1 && cache.engine.waiterCount(forKey: key) == callers - 1 }
+            origin.latch.open()
+            var outcomes: [HTTPCacheOutcome] = []
+            for try await (outcome, body) in group {
+                #expect(body == "body")
+                outcomes.append(outcome)
+            }
+            #expect(outcomes.filter { $0 == .miss }.count == 1)
+            #expect(outcomes.filter { $0 == .hit }.count == callers - 1)
+        }
+        #expect(origin.count == 1)
+    }
+
+    @Test func waitersOfAnUncacheableResponseAskTheOriginThemselves() async throws {
+        let cache = try makeCache(clock: makeClock())
+        let origin = SlowOrigin(fields: [("Cache-Control", "no-store")])
+        let key = HTTPCacheEngine.key(for: makeRequest())
+        try await withThrowingTaskGroup(of: HTTPCacheOutcome.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
+            }
+            await yield { origin.count == 1 && cache.engine.waiterCount(forKey: key) == 2 }
+            origin.latch.open()
+            for try await outcome in group { #expect(outcome == .miss) }
+        }
+        #expect(origin.count == 3)
+    }
+
+    @Test func concurrentRevalidationsShareOneOriginRequest() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let first = TestOrigin(200, [("Cache-Control", "max-age=10"), ("ETag", "\"1\"")])
+        _ = try await cache.get(makeRequest(), first)
+        clock.advance(by: .seconds(20))
+        let origin = SlowOrigin(status: 304, fields: [("Cache-Control", "max-age=10")])
+        let key = HTTPCacheEngine.key(for: makeRequest())
+        try await withThrowingTaskGroup(of: HTTPCacheOutcome.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
+            }
+            await yield { origin.count == 1 && cache.engine.waiterCount(forKey: key) == 3 }
+            origin.latch.open()
+            var outcomes: [HTTPCacheOutcome] = []
+            for try await outcome in group { outcomes.append(outcome) }
+            #expect(outcomes.filter { $0 == .revalidated }.count == 1)
+            #expect(outcomes.filter { $0 == .hit }.count == 3)
+        }
+        #expect(origin.count == 1)
+    }
+
+    @Test func staleWhileRevalidateStartsOneBackgroundRequestPerEntry() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let first = TestOrigin(200, [("Cache-Control", "max-age=10, stale-while-revalidate=60")])
+        _ = try await cache.get(makeRequest(), first)
+        clock.advance(by: .seconds(20))
+        let origin = SlowOrigin(fields: [("Cache-Control", "max-age=10")])
+        try await withThrowingTaskGroup(of: HTTPCacheOutcome.self) { group in
+            for _ in 0..<6 {
+                group.addTask { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
+            }
+            for try await outcome in group { #expect(outcome == .stale) }
+        }
+        origin.latch.open()
+        await cache.engine.waitForBackgroundRevalidations()
+        #expect(origin.count == 1)
+        #expect(try await cache.get(makeRequest(), first).0.outcome == .hit)
+    }
+
+    @Test func manyKeysFromManyTasksKeepTheStoreConsistent() async throws {
+        let cache = try makeCache(clock: makeClock()) { $0.memoryCountLimit = 16 }
+        let origin = TestOrigin { request in
+            (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPBody(bytes: Array((request.path ?? "").utf8)))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var generator = SplitMix(seed: UInt64(task))
+                    for _ in 0..<200 {
+                        let path = "/\(generator.next() % 40)"
+                        let (_, body) = try await cache.get(makeRequest(path), origin)
+                        #expect(body == path)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(cache.engine.memory.count <= 16)
+    }
+}
+
+/// A seeded generator, so the randomized test repeats.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

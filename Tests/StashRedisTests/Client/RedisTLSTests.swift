@@ -1,0 +1,71 @@
+import Foundation
+import NIOCore
+import NIOSSL
+import XCTest
+@testable import StashRedis
+
+final class RedisTLSTests: XCTestCase {
+    private var server: RedisServerProcess!
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        server = try RedisServerProcess.start()
+    }
+
+    override func tearDown() {
+        server?.stop()
+        server = nil
+    }
+
+    func testTLSConfigurationBuildsAContextAndABadOneFailsClearly() async throws {
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
+        configuration.tls = .makeClientConfiguration()
+        configuration.connectTimeout = .milliseconds(500)
+        configuration.commandTimeout = .milliseconds(500)
+        XCTAssertNoThrow(try NIOSSLContext(configuration: configuration.tls!))
+        // A plain-text server never completes a TLS handshake: the call fails, never hangs.
+        let client = RedisClient(configuration: configuration)
+        do {
+            _ = try await client.get("k")
+            XCTFail("a TLS client cannot talk to a plain server")
+        } catch {
+            XCTAssertTrue([.connectionClosed, .timeout, .connectionFailed].contains(error.code), "\(error)")
+        }
+        await client.close()
+    }
+
+    /// A real TLS server (Debian's redis-server is built with TLS): the client
+    /// verifies the certificate against its CA and talks through swift-nio-ssl.
+    func testTLSToARealServer() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { throw XCTSkip("openssl is not installed") }
+        let tlsServer: RedisServerProcess
+        do {
+            tlsServer = try RedisServerProcess.start(tls: true)
+        } catch {
+            throw XCTSkip("this redis-server has no TLS: \(error)")
+        }
+        defer { tlsServer.stop() }
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: tlsServer.port)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(tlsServer.certificatePath))
+        configuration.tls = tls
+        let client = RedisClient(configuration: configuration)
+        try await client.set("secure", to: ByteBuffer(string: "yes"))
+        let actual1 = try await client.get("secure")
+        XCTAssertEqual(actual1, ByteBuffer(string: "yes"))
+        await client.close()
+
+        // Without the CA, the handshake fails with a clear connection error.
+        var untrusted = RedisConfiguration(host: "127.0.0.1", port: tlsServer.port)
+        untrusted.tls = .makeClientConfiguration()
+        let refused = RedisClient(configuration: untrusted)
+        do {
+            _ = try await refused.get("secure")
+            XCTFail("an untrusted certificate must be refused")
+        } catch {
+            XCTAssertTrue([.connectionClosed, .connectionFailed].contains(error.code), "\(error)")
+        }
+        await refused.close()
+    }
+
+}

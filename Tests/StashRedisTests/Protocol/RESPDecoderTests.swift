@@ -1,0 +1,132 @@
+import NIOCore
+import NIOEmbedded
+import XCTest
+@testable import StashRedis
+
+final class RESPDecoderTests: XCTestCase {
+    /// Replies of every type, with the value each must decode to.
+    static let samples: [(String, RESPValue)] = [
+        ("+OK\r\n", .simpleString("OK")),
+        ("-ERR unknown command\r\n", .error("ERR unknown command")),
+        (":0\r\n", .integer(0)),
+        (":-42\r\n", .integer(-42)),
+        (":9223372036854775807\r\n", .integer(.max)),
+        ("$5\r\nhello\r\n", .bulkString(ByteBuffer(string: "hello"))),
+        ("$0\r\n\r\n", .bulkString(ByteBuffer())),
+        ("$6\r\na\r\nb\r\n\r\n", .bulkString(ByteBuffer(string: "a\r\nb\r\n"))),
+        ("$-1\r\n", .null),
+        ("*-1\r\n", .null),
+        ("*0\r\n", .array([])),
+        ("*2\r\n$3\r\nfoo\r\n:7\r\n", .array([.bulkString(ByteBuffer(string: "foo")), .integer(7)])),
+        ("*2\r\n*1\r\n+a\r\n*0\r\n", .array([.array([.simpleString("a")]), .array([])])),
+        ("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n",
+         .array([.bulkString(ByteBuffer(string: "message")), .bulkString(ByteBuffer(string: "ch")), .bulkString(ByteBuffer(string: "x"))])),
+        // RESP3, folded into the RESP2 cases.
+        ("_\r\n", .null),
+        ("#t\r\n", .integer(1)),
+        (",3.5\r\n", .simpleString("3.5")),
+        ("%1\r\n+k\r\n:1\r\n", .array([.simpleString("k"), .integer(1)])),
+        ("~1\r\n:1\r\n", .array([.integer(1)])),
+        (">2\r\n+a\r\n+b\r\n", .push([.simpleString("a"), .simpleString("b")])),
+        ("=7\r\ntxt:abc\r\n", .bulkString(ByteBuffer(string: "abc"))),
+        ("!5\r\noops!\r\n", .error("oops!")),
+    ]
+
+    private func makeChannel(_ parser: RESPParser = RESPParser()) -> EmbeddedChannel {
+        EmbeddedChannel(handler: ByteToMessageHandler(RESPDecoder(parser: parser)))
+    }
+
+    func testEverySampleDecodesWhole() throws {
+        for (wire, expected) in Self.samples {
+            let channel = makeChannel()
+            try channel.writeInbound(ByteBuffer(string: wire))
+            XCTAssertEqual(try channel.readInbound(as: RESPValue.self), expected, wire.debugDescription)
+            XCTAssertNil(try channel.readInbound(as: RESPValue.self))
+            XCTAssertTrue(try channel.finish().isClean)
+        }
+    }
+
+    /// Given all samples back to back, split into two writes at every byte offset,
+    /// the decoder yields exactly the samples in order.
+    func testAReplySplitAtEveryOffsetDecodesTheSame() throws {
+        let wire = Self.samples.map(\.0).joined()
+        let expected = Self.samples.map(\.1)
+        let bytes = Array(wire.utf8)
+        for split in 0...bytes.count {
+            let channel = makeChannel()
+            try channel.writeInbound(ByteBuffer(bytes: bytes[..<split]))
+            try channel.writeInbound(ByteBuffer(bytes: bytes[split...]))
+            var decoded: [RESPValue] = []
+            while let value = try channel.readInbound(as: RESPValue.self) { decoded.append(value) }
+            XCTAssertEqual(decoded, expected, "split at \(split)")
+            XCTAssertTrue(try channel.finish().isClean)
+        }
+    }
+
+    func testOneByteAtATimeDecodesTheSame() throws {
+        let channel = makeChannel()
+        for byte in Self.samples.map(\.0).joined().utf8 {
+            try channel.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        var decoded: [RESPValue] = []
+        while let value = try channel.readInbound(as: RESPValue.self) { decoded.append(value) }
+        XCTAssertEqual(decoded, Self.samples.map(\.1))
+    }
+
+    func testMalformedRepliesThrowProtocolViolation() {
+        let malformed = ["?x\r\n", ":12a\r\n", ":\r\n", "$3\r\nabcX\r\n", "$-5\r\n", "*-2\r\n", "+a\rb\r\n",
+                         ":99999999999999999999\r\n", "#x\r\n", "_x\r\n", "=2\r\nab\r\n"]
+        for wire in malformed {
+            let parser = RESPParser()
+            var buffer = ByteBuffer(string: wire)
+            XCTAssertThrowsError(try parser.parse(&buffer), wire.debugDescription) { error in
+                XCTAssertEqual((error as? RedisError)?.code, .protocolViolation, "\(wire.debugDescription): \(error)")
+            }
+        }
+    }
+
+    func testAnnouncedLengthsOverTheLimitsThrowBeforeTheBytesArrive() {
+        let parser = RESPParser(maximumBulkLength: 100, maximumArrayCount: 10)
+        for wire in ["$101\r\n", "$9223372036854775807\r\n", "*11\r\n", "%6\r\n"] {
+            var buffer = ByteBuffer(string: wire)
+            XCTAssertThrowsError(try parser.parse(&buffer), wire.debugDescription) { error in
+                XCTAssertEqual((error as? RedisError)?.code, .replyTooLarge)
+            }
+        }
+    }
+
+    func testALineWithoutCRLFPastTheLimitThrowsInsteadOfWaiting() {
+        let parser = RESPParser(maximumLineLength: 16)
+        var buffer = ByteBuffer(string: "+" + String(repeating: "a", count: 40))
+        XCTAssertThrowsError(try parser.parse(&buffer))
+        var integer = ByteBuffer(string: ":" + String(repeating: "1", count: 30))
+        XCTAssertThrowsError(try parser.parse(&integer))
+    }
+
+    func testNestingDeeperThanTheLimitThrows() {
+        let parser = RESPParser(maximumDepth: 4)
+        var buffer = ByteBuffer(string: String(repeating: "*1\r\n", count: 6) + ":1\r\n")
+        XCTAssertThrowsError(try parser.parse(&buffer))
+    }
+
+    func testAnIncompleteReplyConsumesNothing() throws {
+        let parser = RESPParser()
+        var buffer = ByteBuffer(string: "*2\r\n$3\r\nfoo\r\n")
+        XCTAssertNil(try parser.parse(&buffer))
+        XCTAssertEqual(buffer.readerIndex, 0)
+    }
+
+    func testATruncatedReplyAtCloseIsAnError() throws {
+        let channel = makeChannel()
+        try channel.writeInbound(ByteBuffer(string: "$10\r\nabc"))
+        XCTAssertThrowsError(try channel.finish()) { error in
+            XCTAssertEqual((error as? RedisError)?.code, .protocolViolation)
+        }
+    }
+
+    func testTheEncoderWritesAnArrayOfBulkStrings() {
+        var out = ByteBuffer()
+        RESPEncoder.write(RedisCommand("SET", key: "k", ["k", .bytes(ByteBuffer(string: "v\r\n")), "PX", .integer(1500)]), into: &out)
+        XCTAssertEqual(String(buffer: out), "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\nPX\r\n$4\r\n1500\r\n")
+    }
+}

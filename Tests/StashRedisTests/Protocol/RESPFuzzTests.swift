@@ -1,0 +1,103 @@
+import NIOCore
+import XCTest
+@testable import StashRedis
+
+/// Seeded fuzzing of the parser: random well-formed replies must round-trip
+/// (against the reference encoder below), and random or mutated bytes must end
+/// in a value, a need for more bytes, or a ``RedisError``: never a crash, a hang
+/// or an allocation past the limits.
+final class RESPFuzzTests: XCTestCase {
+    private let parser = RESPParser(maximumBulkLength: 4096, maximumArrayCount: 256, maximumDepth: 8, maximumLineLength: 256)
+
+    /// The reference model: RESP2 encoding of a value.
+    static func encode(_ value: RESPValue, into out: inout [UInt8]) {
+        switch value {
+        case .simpleString(let s): out += Array("+\(s)\r\n".utf8)
+        case .error(let s): out += Array("-\(s)\r\n".utf8)
+        case .integer(let i): out += Array(":\(i)\r\n".utf8)
+        case .bulkString(let b): out += Array("$\(b.readableBytes)\r\n".utf8) + Array(b.readableBytesView) + [13, 10]
+        case .null: out += Array("$-1\r\n".utf8)
+        case .array(let elements), .push(let elements):
+            out += Array("*\(elements.count)\r\n".utf8)
+            for element in elements { encode(element, into: &out) }
+        }
+    }
+
+    static func randomValue(_ random: inout SeededGenerator, depth: Int = 0) -> RESPValue {
+        switch Int.random(in: 0..<(depth < 3 ? 6 : 5), using: &random) {
+        case 0: return .simpleString(String((0..<Int.random(in: 0..<8, using: &random)).map { _ in "abcxyz 01".randomElement(using: &random)! }))
+        case 1: return .error("ERR " + String(Int.random(in: 0..<1000, using: &random)))
+        case 2: return .integer(Int64.random(in: Int64.min + 1 ... Int64.max, using: &random))
+        case 3: return .bulkString(ByteBuffer(bytes: (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        case 4: return .null
+        default: return .array((0..<Int.random(in: 0..<5, using: &random)).map { _ in randomValue(&random, depth: depth + 1) })
+        }
+    }
+
+    /// Parses everything in `bytes`; returns the values, stopping at the first error or incomplete value.
+    private func parseAll(_ bytes: [UInt8]) -> (values: [RESPValue], error: RedisError?) {
+        var buffer = ByteBuffer(bytes: bytes)
+        var values: [RESPValue] = []
+        // Each parsed value consumes at least 3 bytes, so this loop is bounded.
+        while buffer.readableBytes > 0 {
+            do {
+                guard let value = try parser.parse(&buffer) else { break }
+                values.append(value)
+            } catch {
+                return (values, error)
+            }
+        }
+        return (values, nil)
+    }
+
+    func testRandomWellFormedRepliesRoundTrip() {
+        var random = SeededGenerator(seed: 0x5EED_0017)
+        for _ in 0..<2000 {
+            let values = (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.randomValue(&random) }
+            var wire: [UInt8] = []
+            for value in values { Self.encode(value, into: &wire) }
+            let parsed = parseAll(wire)
+            XCTAssertNil(parsed.error)
+            XCTAssertEqual(parsed.values, values)
+        }
+    }
+
+    func testMutatedRepliesNeverCrashAndFailWithAClearError() {
+        var random = SeededGenerator(seed: 0xF022)
+        var errors = 0
+        for _ in 0..<5000 {
+            var wire: [UInt8] = []
+            Self.encode(Self.randomValue(&random), into: &wire)
+            for _ in 0..<Int.random(in: 1...4, using: &random) where !wire.isEmpty {
+                let index = Int.random(in: 0..<wire.count, using: &random)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: wire[index] = UInt8.random(in: 0...255, using: &random)
+                case 1: wire.remove(at: index)
+                case 2: wire.insert(UInt8.random(in: 0...255, using: &random), at: index)
+                default: wire.insert(contentsOf: Array("999999999".utf8), at: index)
+                }
+            }
+            let parsed = parseAll(wire)
+            if let error = parsed.error {
+                errors += 1
+                XCTAssertTrue([.protocolViolation, .replyTooLarge].contains(error.code), "\(error)")
+                XCTAssertFalse(error.message.isEmpty)
+            }
+        }
+        XCTAssertGreaterThan(errors, 1000, "mutations should mostly be caught")
+    }
+
+    func testRandomBytesNeverCrash() {
+        var random = SeededGenerator(seed: 42)
+        let alphabet = Array("+-:$*_#,(=!%~>\r\n0123456789-ab".utf8)
+        for _ in 0..<5000 {
+            let bytes = (0..<Int.random(in: 0..<64, using: &random)).map { _ in
+                Bool.random(using: &random) ? alphabet.randomElement(using: &random)! : UInt8.random(in: 0...255, using: &random)
+            }
+            let parsed = parseAll(bytes)
+            if let error = parsed.error {
+                XCTAssertTrue([.protocolViolation, .replyTooLarge].contains(error.code), "\(error)")
+            }
+        }
+    }
+}

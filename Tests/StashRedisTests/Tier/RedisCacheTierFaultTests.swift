@@ -1,0 +1,67 @@
+import Foundation
+import NIOCore
+import Stash
+import XCTest
+@testable import StashRedis
+
+/// Redis killed and restarted under a running tier: calls fail fast, the outage
+/// is logged once, and the tier recovers when Redis is back.
+final class RedisCacheTierFaultTests: XCTestCase {
+    func testRedisKilledAndRestartedInTheMiddleOfALoad() async throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        let server = try RedisServerProcess.start()
+        defer { server.stop() }
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
+        configuration.initialReconnectDelay = .zero
+        configuration.maximumReconnectDelay = .zero
+        configuration.connectTimeout = .milliseconds(500)
+        configuration.commandTimeout = .milliseconds(500)
+        let client = RedisClient(configuration: configuration)
+        let clock = ManualClock()
+        let (logger, logs) = RecordingLogHandler.makeLogger()
+        var tierConfiguration = RedisCacheTier<String>.Configuration()
+        tierConfiguration.failureThreshold = 3
+        tierConfiguration.openDuration = .seconds(5)
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: tierConfiguration, clock: clock, logger: logger)
+        let heard = InvalidationRecorder()
+        try await tier.startReceivingInvalidations(heard.handler)
+
+        // A load in progress: the first half of the keys reach Redis.
+        for index in 0..<50 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
+        server.kill()
+
+        var failures: [RedisError.Code] = []
+        for index in 50..<100 {
+            do {
+                try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60))
+            } catch {
+                failures.append(error.code)
+            }
+        }
+        XCTAssertEqual(failures.count, 50, "no write succeeds while Redis is down")
+        XCTAssertEqual(tier.breaker.phase, .open)
+        XCTAssertTrue(failures.suffix(47).allSatisfy { $0 == .unavailable }, "after the threshold, calls fail fast: \(failures)")
+        XCTAssertEqual(logs.count(atLeast: .error), 1, "the outage is logged once, not per call")
+
+        try server.launch()
+        // Still open until the cool-down passes on the injected clock.
+        do {
+            _ = try await tier.entry(forKey: "k1")
+            XCTFail("the breaker is open")
+        } catch {
+            XCTAssertEqual(error.code, .unavailable)
+        }
+        clock.advance(by: .seconds(5))
+        // The restarted server lost everything (no persistence): a miss, not an error.
+        let afterRestart = try await tier.entry(forKey: "k1")
+        XCTAssertNil(afterRestart)
+        XCTAssertEqual(tier.breaker.phase, .closed)
+        for index in 50..<100 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
+        let reloaded = try await tier.entry(forKey: "k99")
+        XCTAssertEqual(reloaded?.value, "v99")
+        // The subscription came back, and says that anything may have changed meanwhile.
+        await fulfillment(of: [heard.expectation(for: .all)], timeout: 20)
+        await tier.close()
+        await client.close()
+    }
+}

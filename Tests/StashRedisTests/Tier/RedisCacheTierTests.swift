@@ -1,0 +1,185 @@
+import Foundation
+import NIOCore
+import Stash
+import XCTest
+@testable import StashRedis
+
+final class RedisCacheTierTests: XCTestCase {
+    private var server: RedisServerProcess!
+    private var clients: [RedisClient] = []
+    private var tiers: [RedisCacheTier<String>] = []
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        server = try RedisServerProcess.start(["--proto-max-bulk-len", "1mb"])
+    }
+
+    override func tearDown() async throws {
+        for tier in tiers { await tier.close() }
+        for client in clients { await client.close() }
+        server?.stop()
+    }
+
+    private func makeTier(prefix: String = "app:", clock: any CacheClock = SystemClock()) -> RedisCacheTier<String> {
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        clients.append(client)
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix), clock: clock)
+        tiers.append(tier)
+        return tier
+    }
+
+    func testAValueComesBackWithItsRemainingTimeToLive() async throws {
+        let tier = makeTier()
+        try await tier.setValue("hello", forKey: "greeting", timeToLive: .seconds(60))
+        let entry = try await tier.entry(forKey: "greeting")
+        XCTAssertEqual(entry?.value, "hello")
+        let ttl = try XCTUnwrap(entry?.timeToLive)
+        XCTAssertGreaterThan(ttl, .seconds(55))
+        XCTAssertLessThanOrEqual(ttl, .seconds(60))
+        // Redis carries the expiry too, and the key is namespaced.
+        let pttl = Int(try server.cli(["PTTL", "app:greeting"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -3
+        XCTAssertGreaterThan(pttl, 55_000)
+        try await tier.setValue("forever", forKey: "f", timeToLive: nil)
+        let forever = try await tier.entry(forKey: "f")
+        XCTAssertEqual(forever?.value, "forever")
+        XCTAssertNil(forever?.timeToLive)
+        let missing = try await tier.entry(forKey: "missing")
+        XCTAssertNil(missing)
+    }
+
+    func testAnExpiredHeaderIsAMissEvenBeforeRedisDropsTheKey() async throws {
+        let wall = ManualClock(start: 1_700_000_000_000_000_000)
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        clients.append(client)
+        let tier = RedisCacheTier(executor: client, codec: .string, wallClock: wall)
+        try await tier.setValue("v", forKey: "k", timeToLive: .seconds(30))
+        wall.advance(by: .seconds(31))
+        let entry = try await tier.entry(forKey: "k")
+        XCTAssertNil(entry)
+    }
+
+    func testBatchesReadAndWriteInOneWrite() async throws {
+        let tier = makeTier()
+        try await tier.setValues((0..<20).map { ("b\($0)", "v\($0)") }, timeToLive: .seconds(60))
+        let entries = try await tier.entries(forKeys: ["b0", "missing", "b19"])
+        XCTAssertEqual(entries.map { $0?.value }, ["v0", nil, "v19"])
+        XCTAssertNotNil(entries[2]?.timeToLive)
+    }
+
+    func testForeignBytesAreADecodingError() async throws {
+        let tier = makeTier()
+        try server.cli(["SET", "app:foreign", "not ours"])
+        do {
+            _ = try await tier.entry(forKey: "foreign")
+            XCTFail("foreign bytes must not decode")
+        } catch {
+            XCTAssertEqual(error.code, .decodingFailed)
+        }
+    }
+
+    /// Two instances share one Redis: each sees the other's writes and gets the
+    /// other's invalidations, never its own.
+    func testTwoInstancesSeeEachOthersWritesAndInvalidations() async throws {
+        let first = makeTier()
+        let second = makeTier()
+        let firstHeard = InvalidationRecorder()
+        let secondHeard = InvalidationRecorder()
+        try await first.startReceivingInvalidations(firstHeard.handler)
+        try await second.startReceivingInvalidations(secondHeard.handler)
+
+        try await first.setValue("from first", forKey: "shared", timeToLive: .seconds(60))
+        await fulfillment(of: [secondHeard.expectation(for: .key("shared"))], timeout: 10)
+        let seen = try await second.entry(forKey: "shared")
+        XCTAssertEqual(seen?.value, "from first")
+
+        try await second.removeValue(forKey: "shared")
+        await fulfillment(of: [firstHeard.expectation(for: .key("shared"))], timeout: 10)
+        let gone = try await first.entry(forKey: "shared")
+        XCTAssertNil(gone)
+
+        try await second.setValue("x", forKey: "other", timeToLive: nil)
+        await fulfillment(of: [firstHeard.expectation(for: .key("other"))], timeout: 10)
+        XCTAssertEqual(firstHeard.received, [.key("shared"), .key("other")])
+        XCTAssertEqual(secondHeard.received, [.key("shared")], "an instance never hears its own changes")
+    }
+
+    func testRemoveAllClearsOnlyItsPrefixAndTellsEveryone() async throws {
+        let tier = makeTier(prefix: "mine:")
+        let neighbour = makeTier(prefix: "theirs:")
+        let listener = makeTier(prefix: "mine:")
+        let heard = InvalidationRecorder()
+        try await listener.startReceivingInvalidations(heard.handler)
+        for index in 0..<300 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: nil) }
+        try await neighbour.setValue("kept", forKey: "k1", timeToLive: nil)
+        try await tier.removeAll()
+        await fulfillment(of: [heard.expectation(for: .all)], timeout: 10)
+        let dbsize = try server.cli(["KEYS", "mine:*"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(dbsize, "")
+        let kept = try await neighbour.entry(forKey: "k1")
+        XCTAssertEqual(kept?.value, "kept")
+    }
+
+    func testTheLockHasOneHolderAndGrowingFencingTokens() async throws {
+        let first = makeTier()
+        let second = makeTier()
+        let lock = try await first.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        let held = try XCTUnwrap(lock)
+        let contended = try await second.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        XCTAssertNil(contended)
+        try await first.releaseLock(held)
+        let next = try await second.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        let nextHeld = try XCTUnwrap(next)
+        XCTAssertGreaterThan(nextHeld.fencingToken, held.fencingToken)
+        do {
+            try await first.releaseLock(held)
+            XCTFail("a released lock cannot be released twice")
+        } catch {
+            XCTAssertEqual(error.code, .lockNotHeld)
+        }
+        let stillHeld = try await first.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        XCTAssertNil(stillHeld, "the stale release did not free the new holder's lock")
+        try await second.releaseLock(nextHeld)
+    }
+
+    /// The server is started with `proto-max-bulk-len 1mb`: a 2 MB value is refused
+    /// with a clear error, and the tier goes on working.
+    func testAValueOverTheServersBulkLimitIsAClearError() async throws {
+        let tier = makeTier()
+        try await tier.setValue("small", forKey: "before", timeToLive: nil)
+        do {
+            try await tier.setValue(String(repeating: "x", count: 2 * 1024 * 1024), forKey: "huge", timeToLive: nil)
+            XCTFail("the server refuses values over proto-max-bulk-len")
+        } catch {
+            XCTAssertEqual(error.code, .valueTooLarge, "\(error)")
+        }
+        let before = try await tier.entry(forKey: "before")
+        XCTAssertEqual(before?.value, "small")
+        let huge = try await tier.entry(forKey: "huge")
+        XCTAssertNil(huge)
+    }
+
+    func testAValueOverTheTiersOwnLimitNeverLeaves() async throws {
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        clients.append(client)
+        var configuration = RedisCacheTier<String>.Configuration()
+        configuration.maximumValueSize = 100
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: configuration)
+        do {
+            try await tier.setValue(String(repeating: "x", count: 200), forKey: "k", timeToLive: nil)
+            XCTFail("over the tier's limit")
+        } catch {
+            XCTAssertEqual(error.code, .valueTooLarge)
+        }
+    }
+
+    func testInvalidationMessagesParse() {
+        let tier = makeTier()
+        var message = ByteBuffer()
+        RESPEncoder.write(tier.invalidationCommand(.key("a|b\nc")), into: &message)
+        XCTAssertEqual(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "kOTHER\na|b\nc"), ownID: tier.instanceID), .key("a|b\nc"))
+        XCTAssertNil(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "k\(tier.instanceID)\nx"), ownID: tier.instanceID))
+        XCTAssertEqual(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "aOTHER\n"), ownID: tier.instanceID), .all)
+        XCTAssertNil(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "garbage"), ownID: "x"))
+        XCTAssertNil(RedisCacheTier<String>.parseInvalidation(ByteBuffer(), ownID: "x"))
+    }
+}
