@@ -21,6 +21,7 @@ public struct CachingHTTPClientError: Error, Sendable, CustomStringConvertible {
         /// The origin's response is not valid HTTP (for example a body shorter than its `Content-Length`).
         public static let invalidResponse = Code(value: .invalidResponse)
 
+        /// The code's name, such as `originTimedOut`.
         public var description: String {
             switch value {
             case .originUnreachable: "originUnreachable"
@@ -50,6 +51,7 @@ public struct CachingHTTPClientError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// The code, the message and the cause on one line.
     public var description: String {
         if let cause {
             return "\(code): \(message) (\(cause))"

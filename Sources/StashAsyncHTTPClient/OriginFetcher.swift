@@ -1,4 +1,11 @@
 import AsyncHTTPClient
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -47,6 +54,15 @@ package struct OriginFetcher: Sendable {
         let response: HTTPClientResponse
         do {
             response = try await client.execute(outgoing, timeout: timeout)
+        } catch where Self.isStaleConnection(error) && request.method.isIdempotent {
+            // A pooled keep-alive connection the origin closed just as the request went out
+            // (node closes idle ones after 5 s): nothing reached the origin's application, so an
+            // idempotent request is sent once more, on a new connection, as nginx does.
+            do {
+                response = try await client.execute(outgoing, timeout: timeout)
+            } catch {
+                throw CachingHTTPClientError(originFailure: error, url: url)
+            }
         } catch {
             throw CachingHTTPClientError(originFailure: error, url: url)
         }
@@ -59,6 +75,30 @@ package struct OriginFetcher: Sendable {
             head.status = .badGateway
         }
         return (head, response.body)
+    }
+}
+
+extension OriginFetcher {
+    /// Whether `error` is a connection closed or reset under a request before any response:
+    /// what a reused keep-alive connection the origin has just closed looks like.
+    static func isStaleConnection(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError {
+            return error == .remoteConnectionClosed
+        }
+        if let error = error as? IOError {
+            return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        }
+        return false
+    }
+}
+
+extension HTTPRequest.Method {
+    /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE (RFC 9110 §9.2.2): safe to send twice.
+    var isIdempotent: Bool {
+        switch self {
+        case .get, .head, .options, .trace, .put, .delete: true
+        default: false
+        }
     }
 }
 

@@ -48,6 +48,18 @@ struct StashProxyCommand: AsyncParsableCommand {
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
     }
 
+    /// How stash-proxy's client reaches the origin: no redirects followed (the client sees them),
+    /// no decompression (bodies pass unchanged), up to 64 connections, and a refused connection
+    /// is a 502 at once instead of connection attempts repeated until the timeout.
+    static var originClientConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return configuration
+    }
+
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: "stash-proxy")
@@ -55,11 +67,7 @@ struct StashProxyCommand: AsyncParsableCommand {
         let originURL = OriginURL(origin)!
         let address = ListenAddress(listen)!
 
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.originClientConfiguration)
         let fetcher = OriginFetcher(client: client, timeout: .seconds(timeout))
         let responder: any ProxyResponder
         if noCache {

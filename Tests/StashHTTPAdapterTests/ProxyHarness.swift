@@ -5,13 +5,21 @@ import NIOHTTP1
 @testable import StashProxy
 
 /// stash-proxy's server running in this process on 127.0.0.1 and a free port, in front of
-/// `origin`, plus a client that talks to it; stop it with ``stop()``.
+/// `origin`; stop it with ``stop()``. Requests go through AsyncHTTPClient's shared client, which
+/// needs no shutdown.
 final class ProxyHarness: Sendable {
     let port: Int
     let client: HTTPClient
     private let task: Task<Void, any Error>
 
     var url: String { "http://127.0.0.1:\(port)" }
+
+    /// The client the proxy under test reaches origins with, configured as stash-proxy's own.
+    /// Static, so it lives as long as the test process and needs no shutdown.
+    static let originClient = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: StashProxyCommand.originClientConfiguration
+    )
 
     init(origin: TestOrigin, responder: any ProxyResponder) async throws {
         let server = ProxyServer(
@@ -34,7 +42,7 @@ final class ProxyHarness: Sendable {
             throw CancellationError()
         }
         self.port = port
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        client = HTTPClient.shared
     }
 
     /// Sends one request to the proxy and reads the whole body.
@@ -54,7 +62,6 @@ final class ProxyHarness: Sendable {
     }
 
     func stop() async throws {
-        try await client.shutdown()
         task.cancel()
         _ = await task.result
     }

@@ -29,6 +29,7 @@ final class TestOrigin: Sendable {
     let port: Int
     private let channel: any Channel
     private let state: NIOLockedValueBox<[Received]>
+    private let connections: NIOLockedValueBox<[any Channel]>
 
     var url: String { "http://127.0.0.1:\(port)" }
 
@@ -38,11 +39,14 @@ final class TestOrigin: Sendable {
     /// Starts the origin; stop it with ``stop()``.
     init(respond: @escaping @Sendable (Received) -> Reply) async throws {
         let state = NIOLockedValueBox<[Received]>([])
+        let connections = NIOLockedValueBox<[any Channel]>([])
         self.state = state
+        self.connections = connections
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                connections.withLockedValue { $0.append(channel) }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(Handler(state: state, respond: respond))
                 }
@@ -52,8 +56,13 @@ final class TestOrigin: Sendable {
         port = channel.localAddress!.port!
     }
 
+    /// Stops listening and closes every connection, so the origin is really gone (a client's
+    /// pooled keep-alive connection would otherwise still reach it).
     func stop() async throws {
         try await channel.close()
+        for connection in connections.withLockedValue({ $0 }) {
+            try? await connection.close()
+        }
     }
 
     private final class Handler: ChannelInboundHandler {

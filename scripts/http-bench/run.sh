@@ -30,8 +30,8 @@ for tool in wrk nginx varnishd python3; do
     command -v "$tool" >/dev/null 2>&1 || { echo "http-bench: $tool is missing (Debian: wrk, nginx-light, varnish)" >&2; exit 2; }
 done
 
-if [ "$build" = 1 ]; then (cd "$root" && swift build -c release --product stash-proxy); fi
-proxy_bin="$(cd "$root" && swift build -c release --show-bin-path)/stash-proxy"
+if [ "$build" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --product stash-proxy); fi
+proxy_bin="$(cd "$root" && swift build -c release --scratch-path .build-release --show-bin-path)/stash-proxy"
 
 dir="$root/.build-bench/http"
 rm -rf "$dir" && mkdir -p "$dir/www/fresh" "$dir/www/revalidate" "$dir/stash-cache"
