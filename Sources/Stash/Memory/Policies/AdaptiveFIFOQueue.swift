@@ -34,12 +34,7 @@
 /// about 4–8 bytes of ring and 8–16 bytes of table per 0.9 entries of capacity.
 final class AdaptiveFIFOQueue: EvictionQueue {
 
-    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
-    // touched with the owning cache's lock held, one operation at a time, and
-    // no method holds two overlapping accesses to one property. The runtime's
-    // dynamic exclusivity checks on class properties cost about half of a
-    // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // `@exclusivity(unchecked)`: lock-guarded state; the rationale is on EntryTable.
 
     /// The most entries one call moves from the small queue to the main queue
     /// beyond what its eviction needs.

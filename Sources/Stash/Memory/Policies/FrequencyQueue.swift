@@ -8,12 +8,7 @@
 /// used entry and, among those, the least recently used.
 final class FrequencyQueue: EvictionQueue {
 
-    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
-    // touched with the owning cache's lock held, one operation at a time, and
-    // no method holds two overlapping accesses to one property. The runtime's
-    // dynamic exclusivity checks on class properties cost about half of a
-    // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // `@exclusivity(unchecked)`: lock-guarded state; the rationale is on EntryTable.
     private struct Bucket {
         var count: UInt32
         var slots = SlotList()

@@ -15,9 +15,7 @@
 /// first push. Not thread-safe: the cache's lock guards it.
 final class GhostFingerprints {
 
-    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
-    // touched with the owning cache's lock held, one operation at a time, and
-    // no method holds two overlapping accesses to one property.
+    // `@exclusivity(unchecked)`: lock-guarded state; the rationale is on EntryTable.
     @exclusivity(unchecked) private var ring: UnsafeMutablePointer<UInt32> = .allocate(capacity: 0)
     @exclusivity(unchecked) private var ringCapacity = 0
     /// Ring position of the oldest fingerprint.

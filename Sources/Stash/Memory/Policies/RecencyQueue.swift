@@ -3,12 +3,7 @@
 /// without it the order is insertion order (FIFO).
 final class RecencyQueue: EvictionQueue {
 
-    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
-    // touched with the owning cache's lock held, one operation at a time, and
-    // no method holds two overlapping accesses to one property. The runtime's
-    // dynamic exclusivity checks on class properties cost about half of a
-    // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // `@exclusivity(unchecked)`: lock-guarded state; the rationale is on EntryTable.
     private let links = SlotLinks()
     @exclusivity(unchecked) private var list = SlotList()
     private let promotesOnAccess: Bool

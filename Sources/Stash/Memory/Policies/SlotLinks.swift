@@ -7,12 +7,7 @@
 /// -1 means "none".
 final class SlotLinks {
 
-    // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
-    // touched with the owning cache's lock held, one operation at a time, and
-    // no method holds two overlapping accesses to one property. The runtime's
-    // dynamic exclusivity checks on class properties cost about half of a
-    // lookup's instructions here (measured with callgrind), for no protection
-    // the lock does not already give.
+    // `@exclusivity(unchecked)`: lock-guarded state; the rationale is on EntryTable.
     @exclusivity(unchecked) private(set) var prev: UnsafeMutablePointer<Int32>
     @exclusivity(unchecked) private(set) var next: UnsafeMutablePointer<Int32>
     @exclusivity(unchecked) private(set) var capacity: Int
