@@ -14,7 +14,7 @@ extension MemoryCache.Configuration {
         removesAllOnMemoryPressure: Bool = true
     ) -> Self {
         Self(
-            name: "test", countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
+            label: "test", countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy,
             autoTrimInterval: nil, releasesValuesInBackground: false,
             removesAllOnMemoryPressure: removesAllOnMemoryPressure, removesAllOnEnteringBackground: false,
             clock: clock, logger: Logger(label: "test"))
