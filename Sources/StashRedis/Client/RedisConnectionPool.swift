@@ -84,7 +84,12 @@ final class RedisConnectionPool: Sendable {
             state.slots[index] = .connecting(promise.futureResult)
             return true
         }
-        guard proceed else { return connection() }
+        guard proceed else {
+            // Never handed out: complete it anyway, or NIO reports it as leaked (a fatal
+            // error in debug builds) when it is released.
+            promise.fail(RedisError(.connectionClosed, "another caller is already connecting this slot"))
+            return connection()
+        }
         RedisConnection.connect(configuration: configuration, eventLoop: loop).whenComplete { result in
             let closeNow: RedisConnection? = self.state.withLock { state in
                 switch result {
