@@ -13,7 +13,7 @@ extension DiskCache {
     /// oldest and newest access, the manifest's size. Saves pending access times
     /// first. (Lookup counters are ``statistics``.)
     ///
-    /// - Throws: ``StashError`` on a disk failure, or after ``close()``.
+    /// - Throws: ``StashError`` on a disk failure, or after `close()`.
     /// - Complexity: O(log n). Blocks on disk I/O. Thread-safe.
     public func usage() throws(StashError) -> DiskUsage {
         try core.usage()
@@ -25,7 +25,7 @@ extension DiskCache {
     ///
     /// The same check runs in the background after the cache opens.
     ///
-    /// - Throws: ``StashError`` on a disk failure, or after ``close()``.
+    /// - Throws: ``StashError`` on a disk failure, or after `close()`.
     /// - Complexity: O(n + f) for n entries and f files, under the cache's lock.
     ///   Blocks on disk I/O. Thread-safe.
     public func verify() throws(StashError) -> RepairReport {

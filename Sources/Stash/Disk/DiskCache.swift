@@ -36,7 +36,7 @@ import Logging
 /// ## Reads don't write
 /// A read is one indexed `SELECT`. Last-access times for LRU are kept in memory
 /// and written in one transaction by the background trim, before any trim, and
-/// on ``close()``.
+/// on `close()`.
 ///
 /// ## Safety
 /// Writes are atomic: a file is written in full under a fresh name that nothing
@@ -109,7 +109,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///
     /// - Throws: ``StashError``: ``StashError/Code/invalidKey`` for an empty key;
     ///   ``StashError/Code/databaseFailed`` or ``StashError/Code/ioFailed`` when
-    ///   the disk fails; ``StashError/Code/closed`` after ``close()``.
+    ///   the disk fails; ``StashError/Code/closed`` after `close()`.
     /// - Complexity: One indexed `SELECT`, O(log n), plus reading the value.
     ///   Blocks on disk I/O. Thread-safe.
     public func value(forKey key: String) throws(StashError) -> Value? {
@@ -159,7 +159,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///   ``StashError/Code/valueTooLarge`` if the encoded value alone exceeds
     ///   ``sizeLimit`` (nothing is changed); ``StashError/Code/ioFailed`` or
     ///   ``StashError/Code/databaseFailed`` when the disk fails (nothing is changed);
-    ///   ``StashError/Code/closed`` after ``close()``.
+    ///   ``StashError/Code/closed`` after `close()`.
     /// - Complexity: One transaction, plus writing a file for a large value.
     ///   Blocks on disk I/O. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil, extendedData: Data? = nil) throws(StashError) {

@@ -23,7 +23,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     // one on the maintenance thread.
 
     private let lock = Lock()
-    /// Held for the whole background consistency check, and by ``close()`` before it
+    /// Held for the whole background consistency check, and by `close()` before it
     /// closes the storage, so that no check still uses the directory once `close()`
     /// has returned. Never taken by reads or writes. Lock order: `checkLock`, then
     /// `lock`.
@@ -248,7 +248,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// See ``DiskCache/usage()``.
+    /// See `usage()`.
     func usage() throws(StashError) -> DiskUsage {
         try withStorage { storage throws(StashError) in try storage.usage() }
     }
@@ -356,14 +356,14 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         try withStorage { storage throws(StashError) in evictions += try storage.trim(toAge: Swift.max(age, .zero)) }
     }
 
-    /// See ``DiskCache/removeExpired()``.
+    /// See `removeExpired()`.
     func removeExpired() throws(StashError) {
         try withStorage { storage throws(StashError) in evictions += try storage.removeExpired() }
     }
 
     // MARK: - Lifecycle
 
-    /// See ``DiskCache/flush()``.
+    /// See `flush()`.
     func flush() throws(StashError) {
         try withStorage { storage throws(StashError) in try storage.flushAccessTimes() }
     }
@@ -386,7 +386,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     // MARK: - Inspection and repair
 
-    /// See ``DiskCache/verify()``.
+    /// See `verify()`.
     func verify() throws(StashError) -> RepairReport {
         try withStorage { storage throws(StashError) in try storage.checkConsistency() }
     }
@@ -452,7 +452,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// rows and files, never access times, and a time flushed later for a row the
     /// check removed updates nothing.
     ///
-    /// ``close()`` waits for a check under way; a check scheduled after `close()`,
+    /// `close()` waits for a check under way; a check scheduled after `close()`,
     /// or once the cache's manifest is no longer in place (its directory deleted),
     /// does nothing.
     func scheduleConsistencyCheck() {

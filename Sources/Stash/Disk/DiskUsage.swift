@@ -1,6 +1,6 @@
 /// What a disk cache holds on disk: its bytes of values, how many entries are
 /// inline and how many in files, its access-time range and the manifest's size;
-/// returned by ``DiskCache/usage()`` (and printed by `stash stats`).
+/// returned by `usage()` (and printed by `stash stats`).
 ///
 /// Its lookup counters are elsewhere: ``DiskCache/statistics``.
 ///

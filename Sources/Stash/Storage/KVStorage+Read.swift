@@ -24,7 +24,7 @@ extension KVStorage {
     /// - Throws: ``StashError``: `.invalidKey` for an empty key; `.databaseFailed`
     ///   if SQLite fails (e.g. locked past the busy timeout); `.ioFailed` if the
     ///   value's file exists but cannot be read (e.g. too many open files);
-    ///   `.closed` after ``close()``.
+    ///   `.closed` after `close()`.
     func value(forKey key: String) throws(StashError) -> Item? {
         try Self.validate(key)
         // Two passes: if the file looked damaged but the row changed meanwhile

@@ -20,7 +20,7 @@ extension KVStorage {
     /// The sum of the entries' value sizes in bytes (keys and extended data are
     /// not counted).
     ///
-    /// - Complexity: O(1), as ``count()``.
+    /// - Complexity: O(1), as `count()`.
     /// - Throws: ``StashError``: `.databaseFailed`, `.closed`.
     func totalSize() throws(StashError) -> Int {
         try totals().size

@@ -26,7 +26,7 @@ extension KVStorage {
     ///   past SQLite's limit for an inline value; `.ioFailed` if the file cannot be
     ///   written; `.databaseFailed` if the row cannot be committed (nothing changes
     ///   then); `.corrupted` if the manifest was found damaged (it is reset and the
-    ///   value not stored); `.closed` after ``close()``.
+    ///   value not stored); `.closed` after `close()`.
     func setValue(_ value: Data, forKey key: String, expiration: Int64? = nil, extendedData: Data? = nil) throws(StashError) {
         try Self.validate(key)
         let connection = try requireWritableConnection()

@@ -76,10 +76,10 @@ final class KVStorage {
     /// The tunables.
     let options: KVStorageOptions
 
-    /// The open manifest; `nil` after ``close()``, or after a recovery that could
+    /// The open manifest; `nil` after `close()`, or after a recovery that could
     /// not reopen it (the next operation tries again).
     var connection: SQLiteConnection?
-    /// Set by ``close()``: every later call throws ``StashError/Code/closed``.
+    /// Set by `close()`: every later call throws ``StashError/Code/closed``.
     var isClosed = false
     /// The manifest file this instance opened, to notice when another instance has
     /// set it aside and replaced it.

@@ -65,8 +65,8 @@ public final class Cache<Value: Sendable>: Sendable {
     ///     memory after it: memory then serves the older value.
     ///   - `disk.removeAll()` empties disk only; memory goes on serving its copies.
     ///
-    ///   Reading, ``DiskCache/statistics``, ``DiskCache/usage()``,
-    ///   ``DiskCache/verify()``, changing limits and trimming are safe: an entry
+    ///   Reading, ``DiskCache/statistics``, `usage()`,
+    ///   `verify()`, changing limits and trimming are safe: an entry
     ///   trimmed from disk while memory holds it is served from memory until
     ///   memory evicts it, as for any disk eviction.
     public let disk: DiskCache<Value>?

@@ -18,7 +18,7 @@ import CSQLite
 /// Journal mode and the other pragmas are chosen by the owner (see ``Manifest``).
 ///
 /// Prepared statements are cached by SQL text, prepared with
-/// `SQLITE_PREPARE_PERSISTENT`, and all finalized by ``close()`` or `deinit`.
+/// `SQLITE_PREPARE_PERSISTENT`, and all finalized by `close()` or `deinit`.
 /// SQL given as a `StaticString` (every statement of ``Manifest/SQL``) is also
 /// found by the address of its text, which is fixed for the life of the process:
 /// a lookup then compares pointers in a short array (a few dozen statements at
@@ -84,7 +84,7 @@ final class SQLiteConnection {
         }
     }
 
-    /// Whether ``close()`` has been called.
+    /// Whether `close()` has been called.
     var isClosed: Bool { handle == nil }
 
     /// The open handle, or a `SQLITE_MISUSE` error once closed.
