@@ -36,7 +36,7 @@ extension RedisCommandExecutor {
     /// - Parameters:
     ///   - key: The key.
     ///   - value: The bytes to store.
-    ///   - expiringAfter: The time to live, rounded up to whole milliseconds; `nil` for none.
+    ///   - ttl: The time to live, rounded up to whole milliseconds; `nil` for none.
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
     public func set(_ key: String, to value: ByteBuffer, expiringAfter ttl: Duration? = nil) async throws(RedisError) {
