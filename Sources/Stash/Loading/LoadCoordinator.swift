@@ -15,9 +15,13 @@
 ///
 /// Thread-safe. Every method takes one lock briefly and never blocks for a load.
 final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// How a waiter is answered: a continuation for one key, or a bulk
+    /// caller's collector for each of its keys.
+    typealias Answer = @Sendable (Result<Value, any Error>) -> Void
+
     private struct Waiter {
-        var continuation: CheckedContinuation<Value, any Error>
-        /// Resumes the waiter with a timeout error; cancelled when it is resumed otherwise.
+        var answer: Answer
+        /// Answers the waiter with a timeout error; cancelled when it is answered otherwise.
         var timer: Task<Void, Never>?
     }
 
@@ -73,16 +77,17 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
         let waiterID = state.withLock { $0.makeID() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+                let answer: Answer = { continuation.resume(with: $0) }
                 // Checked under the lock: a cancellation after the check runs the
                 // handler below, which takes the lock too and so finds this waiter.
                 let action = state.withLock { state -> JoinAction in
                     if Task.isCancelled { return .fail }
                     if state.flights[key] != nil {
-                        state.flights[key]!.waiters[waiterID] = Waiter(continuation: continuation)
+                        state.flights[key]!.waiters[waiterID] = Waiter(answer: answer)
                         return .join
                     }
                     let id = state.makeID()
-                    state.flights[key] = Flight(id: id, waiters: [waiterID: Waiter(continuation: continuation)])
+                    state.flights[key] = Flight(id: id, waiters: [waiterID: Waiter(answer: answer)])
                     return .start(id)
                 }
                 switch action {
@@ -90,7 +95,7 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
                     continuation.resume(throwing: CancellationError())
                     return
                 case .start(let id):
-                    start(key, flight: id, token: token, load: load)
+                    start([key: id], tokens: [token]) { [key: try await load()] }
                 case .join:
                     break
                 }
@@ -100,6 +105,64 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
             }
         } onCancel: {
             leave(key, waiter: waiterID, with: CancellationError(), cancelsLoadIfLast: true)
+        }
+    }
+
+    /// The values of `keys`: each key whose load is under way is waited for,
+    /// and every other key is loaded by one call of `load`.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys, without duplicates.
+    ///   - load: Loads the keys it is given; a key missing from its result has
+    ///     no value. Runs in a task of its own, only for keys not being loaded.
+    /// - Returns: Each key's result: its value, the error of the load that had
+    ///   it, or ``StashError/Code/notLoaded`` when its loader returned none.
+    /// - Throws: ``StashError/Code/recursiveLoad`` when a key is loaded by the
+    ///   calling loader itself; `CancellationError` when the caller is cancelled.
+    func values(
+        forKeys keys: [Key],
+        load: @escaping @Sendable ([Key]) async throws -> [Key: Value]
+    ) async throws -> [Key: Result<Value, any Error>] {
+        guard !keys.isEmpty else { return [:] }
+        let tokens = keys.map { LoadToken(coordinator: ObjectIdentifier(self), key: $0) }
+        if !LoadScope.active.isDisjoint(with: tokens) {
+            throw StashError(.recursiveLoad, "the loader of a key asked the cache for that same key")
+        }
+        let waiterIDs = state.withLock { state in keys.map { _ in state.makeID() } }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<[Key: Result<Value, any Error>], any Error>) in
+                let collector = BulkCollector<Key, Value>(expected: keys.count, continuation: continuation)
+                let started = state.withLock { state -> [Key: UInt64]? in
+                    if Task.isCancelled { return nil }
+                    var started: [Key: UInt64] = [:]
+                    for (key, waiterID) in zip(keys, waiterIDs) {
+                        let waiter = Waiter(answer: { collector.receive($0, forKey: key) })
+                        if state.flights[key] != nil {
+                            state.flights[key]!.waiters[waiterID] = waiter
+                        } else {
+                            let id = state.makeID()
+                            state.flights[key] = Flight(id: id, waiters: [waiterID: waiter])
+                            started[key] = id
+                        }
+                    }
+                    return started
+                }
+                guard let started else {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                if !started.isEmpty {
+                    let batch = Array(started.keys)
+                    start(started, tokens: batch.map { LoadToken(coordinator: ObjectIdentifier(self), key: $0) }) {
+                        try await load(batch)
+                    }
+                }
+            }
+        } onCancel: {
+            for (key, waiterID) in zip(keys, waiterIDs) {
+                leave(key, waiter: waiterID, with: CancellationError(), cancelsLoadIfLast: true)
+            }
         }
     }
 
@@ -116,7 +179,9 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
             return id
         }
         guard let id else { return false }
-        start(key, flight: id, token: LoadToken(coordinator: ObjectIdentifier(self), key: key), load: load)
+        start([key: id], tokens: [LoadToken(coordinator: ObjectIdentifier(self), key: key)]) {
+            [key: try await load()]
+        }
         return true
     }
 
@@ -132,26 +197,36 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     // MARK: Private
 
+    /// Runs `load` in a task of its own for the flights `ids`, then answers
+    /// each flight's waiters with its key's result.
     private func start(
-        _ key: Key, flight id: UInt64, token: LoadToken, load: @escaping @Sendable () async throws -> Value
+        _ ids: [Key: UInt64], tokens: [LoadToken], load: @escaping @Sendable () async throws -> [Key: Value]
     ) {
         // Inherits the caller's task-local loads, so that a chain of loaders
         // asking for each other's keys is caught when it comes back to its start.
         let task = Task {
-            let result: Result<Value, any Error>
+            let result: Result<[Key: Value], any Error>
             do {
                 var active = LoadScope.active
-                active.insert(token)
+                active.formUnion(tokens)
                 result = .success(try await LoadScope.$active.withValue(active) { try await load() })
             } catch {
                 result = .failure(error)
             }
-            finish(key, flight: id, with: result)
+            for (key, id) in ids {
+                finish(key, flight: id, with: result.flatMap { values in
+                    values[key].map { .success($0) }
+                        ?? .failure(StashError(.notLoaded, "the loader returned no value for the key"))
+                })
+            }
         }
         let isOrphan = state.withLock { state -> Bool in
-            guard state.flights[key]?.id == id else { return true }
-            state.flights[key]!.task = task
-            return false
+            var isOrphan = true
+            for (key, id) in ids where state.flights[key]?.id == id {
+                state.flights[key]!.task = task
+                isOrphan = false
+            }
+            return isOrphan
         }
         // Every waiter was cancelled before the task was recorded: cancel it now.
         if isOrphan { task.cancel() }
@@ -164,7 +239,7 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
         }
         for waiter in waiters {
             waiter.timer?.cancel()
-            waiter.continuation.resume(with: result)
+            waiter.answer(result)
         }
     }
 
@@ -188,19 +263,56 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     /// Answers one waiter with `error` and forgets it; when it was the last and
-    /// `cancelsLoadIfLast`, also cancels the load and forgets it, so that the
-    /// next caller starts afresh.
+    /// `cancelsLoadIfLast`, also forgets the flight and cancels its load, so
+    /// that the next caller starts afresh. A load shared by several keys (a
+    /// bulk load) is cancelled only when none of its keys has a waiter left.
     private func leave(_ key: Key, waiter waiterID: UInt64, with error: any Error, cancelsLoadIfLast: Bool) {
         let (waiter, abandoned) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
             guard let waiter = state.flights[key]?.waiters.removeValue(forKey: waiterID) else { return (nil, nil) }
-            if cancelsLoadIfLast, state.flights[key]!.waiters.isEmpty {
-                return (waiter, state.flights.removeValue(forKey: key)!.task)
-            }
-            return (waiter, nil)
+            guard cancelsLoadIfLast, state.flights[key]!.waiters.isEmpty else { return (waiter, nil) }
+            let task = state.flights.removeValue(forKey: key)!.task
+            let isShared = task != nil && state.flights.values.contains { $0.task == task }
+            return (waiter, isShared ? nil : task)
         }
         waiter?.timer?.cancel()
-        waiter?.continuation.resume(throwing: error)
+        waiter?.answer(.failure(error))
         abandoned?.cancel()
+    }
+}
+
+/// Gathers a bulk caller's results, one key at a time, and resumes the caller
+/// once every key has one.
+private final class BulkCollector<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private struct State {
+        var results: [Key: Result<Value, any Error>] = [:]
+        var continuation: CheckedContinuation<[Key: Result<Value, any Error>], any Error>?
+    }
+
+    private let expected: Int
+    private let state: LockedValue<State>
+
+    init(expected: Int, continuation: CheckedContinuation<[Key: Result<Value, any Error>], any Error>) {
+        self.expected = expected
+        state = LockedValue(State(continuation: continuation))
+    }
+
+    /// Records `key`'s result; the last one resumes the caller. A cancellation
+    /// resumes the caller at once with `CancellationError`.
+    func receive(_ result: Result<Value, any Error>, forKey key: Key) {
+        let resume = state.withLock { state -> (CheckedContinuation<[Key: Result<Value, any Error>], any Error>, Result<[Key: Result<Value, any Error>], any Error>)? in
+            guard let continuation = state.continuation else { return nil }
+            if case .failure(let error) = result, error is CancellationError {
+                state.continuation = nil
+                return (continuation, .failure(error))
+            }
+            state.results[key] = result
+            guard state.results.count == expected else { return nil }
+            state.continuation = nil
+            return (continuation, .success(state.results))
+        }
+        if let (continuation, result) = resume {
+            continuation.resume(with: result)
+        }
     }
 }
 

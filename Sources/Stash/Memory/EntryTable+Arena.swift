@@ -8,6 +8,7 @@ extension EntryTable {
         entryCapacity = newCapacity
         costs.grow(to: newCapacity)
         expiries.grow(to: newCapacity)
+        graces.grow(to: newCapacity)
         queue.reserveCapacity(newCapacity)
     }
 

@@ -32,6 +32,7 @@ extension EntryTable {
         (buckets, occupied, bucketMask) = Self.emptyIndex(bucketCount: Self.initialBucketCount)
         costs.removeAll()
         expiries.removeAll()
+        graces.removeAll()
         queue.removeAll()
         count = 0
         totalCost = 0
@@ -45,7 +46,7 @@ extension EntryTable {
         result.reserveCapacity(count)
         let now = clock.nanosecondsNow
         queue.forEachInEvictionOrder { slot in
-            if staleReason(slot, now: now) == nil {
+            if isLive(slot, now: now) {
                 let entry = entries[Int(slot)]
                 result.append((entry.key, entry.value, costs[slot]))
             }

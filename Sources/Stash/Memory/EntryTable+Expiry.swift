@@ -1,9 +1,21 @@
 extension EntryTable {
     // MARK: - Expiry
+    //
+    // An entry is *fresh* until its time to live or the age limit passes: then
+    // it is *expired*, and no lookup returns it. An expired entry with a grace
+    // (``LoadOptions/staleIfError``) is *kept* until the grace passes too, so a
+    // failing load can return it; only then must it go.
 
+    /// Whether the entry is past its time to live or the age limit.
     @inlinable
     func isExpired(_ slot: Int32, now: Int64) -> Bool {
         now >= expiries[slot] || (ageLimit != .max && now &- entries[Int(slot)].writeTime >= ageLimit)
+    }
+
+    /// Whether the entry is past its expiry and its grace: it must go.
+    @inlinable
+    func isPastGrace(_ slot: Int32, now: Int64) -> Bool {
+        isExpired(slot, now: now &- graces[slot])
     }
 
     /// How long before `now` the entry at `slot` was last written.
@@ -23,15 +35,25 @@ extension EntryTable {
         (value as? any DiscardableContent)?.isContentDiscarded ?? false
     }
 
-    /// Why the entry at `slot` must go now, if it must: expired or discarded.
+    /// Why the entry at `slot` must go now, if it must: expired past its
+    /// grace, or discarded.
     @inlinable
     func staleReason(_ slot: Int32, now: Int64?) -> EvictionReason? {
-        if canExpire(slot), isExpired(slot, now: now ?? clock.nanosecondsNow) {
+        if canExpire(slot), isPastGrace(slot, now: now ?? clock.nanosecondsNow) {
             return .expired
         }
         if checksDiscardable, isDiscarded(entries[Int(slot)].value) {
             return .discarded
         }
         return nil
+    }
+
+    /// Whether a lookup may return the entry: fresh and not discarded.
+    @inlinable
+    func isLive(_ slot: Int32, now: Int64?) -> Bool {
+        if canExpire(slot), isExpired(slot, now: now ?? clock.nanosecondsNow) {
+            return false
+        }
+        return !(checksDiscardable && isDiscarded(entries[Int(slot)].value))
     }
 }

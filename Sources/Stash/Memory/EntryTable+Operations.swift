@@ -2,7 +2,7 @@ extension EntryTable {
     // MARK: - Operations
 
     /// Looks `key` up, counting a hit or a miss. An expired or discarded entry
-    /// is removed and reported as a miss.
+    /// is a miss, and is removed unless it is kept for its grace.
     @inlinable
     func value(forKey key: Key, hash: UInt32, evicted: inout EvictedEntries<Key, Value>) -> Value? {
         let (slot, bucket) = find(key, hash: hash)
@@ -10,8 +10,10 @@ extension EntryTable {
             misses &+= 1
             return nil
         }
-        if let reason = staleReason(slot, now: nil) {
-            remove(slot: slot, bucket: bucket, reason: reason, into: &evicted)
+        if !isLive(slot, now: nil) {
+            if let reason = staleReason(slot, now: nil) {
+                remove(slot: slot, bucket: bucket, reason: reason, into: &evicted)
+            }
             misses &+= 1
             return nil
         }
@@ -24,15 +26,17 @@ extension EntryTable {
     @inlinable
     func contains(_ key: Key, hash: UInt32) -> Bool {
         let slot = find(key, hash: hash).slot
-        return slot >= 0 && staleReason(slot, now: nil) == nil
+        return slot >= 0 && isLive(slot, now: nil)
     }
 
     /// Stores `value`, first evicting in policy order until it fits within the limits.
     ///
-    /// - Parameter ttl: Nanoseconds to live, or nil for no limit of its own.
+    /// - Parameters:
+    ///   - ttl: Nanoseconds to live, or nil for no limit of its own.
+    ///   - grace: Nanoseconds the entry is kept past its expiry, as a fail-safe for loads.
     @inlinable
     func setValue(
-        _ value: Value, forKey key: Key, hash: UInt32, cost: Int, ttl: Int64?, now: Int64,
+        _ value: Value, forKey key: Key, hash: UInt32, cost: Int, ttl: Int64?, grace: Int64 = 0, now: Int64,
         evicted: inout EvictedEntries<Key, Value>
     ) {
         var (slot, bucket) = find(key, hash: hash)
@@ -58,6 +62,7 @@ extension EntryTable {
             if expiry != .max { expiringCount += 1 }
             costs.set(cost, at: slot, arenaCapacity: entryCapacity)
             expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
+            graces.set(grace, at: slot, arenaCapacity: entryCapacity)
             queue.overwrite(slot, cost: cost)
         } else {
             let countBefore = count
@@ -73,6 +78,7 @@ extension EntryTable {
             (entries + Int(slot)).initialize(to: Entry(key: key, value: value, writeTime: now))
             costs.set(cost, at: slot, arenaCapacity: entryCapacity)
             expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
+            graces.set(grace, at: slot, arenaCapacity: entryCapacity)
             setBucket(bucket, to: UInt64(hash) << 32 | UInt64(UInt32(slot &+ 1)))
             count += 1
             totalCost += cost
@@ -88,10 +94,10 @@ extension EntryTable {
     ) -> Value? {
         let (slot, bucket) = find(key, hash: hash)
         guard slot >= 0 else { return nil }
-        let stale = staleReason(slot, now: nil)
+        let isLive = isLive(slot, now: nil)
         let value = entries[Int(slot)].value
-        remove(slot: slot, bucket: bucket, reason: stale ?? reason, into: &evicted)
-        return stale == nil ? value : nil
+        remove(slot: slot, bucket: bucket, reason: staleReason(slot, now: nil) ?? reason, into: &evicted)
+        return isLive ? value : nil
     }
 
     /// Takes the entry at `slot` out of the index, the queue and the arena.
@@ -105,7 +111,7 @@ extension EntryTable {
         count -= 1
         totalCost -= costs[slot]
         if expiries[slot] != .max { expiringCount -= 1 }
-        if reason.isEviction { evictions &+= 1 }
+        evictions.record(reason)
         evicted.append(key: entry.key, value: entry.value, reason: reason)
     }
 

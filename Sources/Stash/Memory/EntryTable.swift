@@ -13,9 +13,10 @@
 ///   most non-matching entries without touching the arena, and lets the index
 ///   grow, and delete by backward shift, without hashing any key again.
 ///   The index stays at most 3/4 full.
-/// - `costs` and `expiries` hold each entry's cost and time-to-live deadline
-///   in columns allocated only when the first entry has a cost other than 0
-///   or a time to live: a cache that uses neither pays nothing for them.
+/// - `costs`, `expiries` and `graces` hold each entry's cost, time-to-live
+///   deadline and fail-safe grace in columns allocated only when the first
+///   entry has a cost other than 0, a time to live or a grace: a cache that
+///   uses none pays nothing for them.
 /// - `occupied` has one bit per bucket. A lookup reads its home bucket's bit
 ///   first: most misses end there, in a bitmap small enough to stay in the CPU
 ///   cache (64 KiB for 500,000 buckets), without touching the bucket array.
@@ -54,6 +55,9 @@ final class EntryTable<Key: Hashable, Value> {
     @exclusivity(unchecked) @usableFromInline var costs = SlotColumn<Int>(defaultValue: 0)
     /// Each slot's time-to-live deadline; `Int64.max` (never) until a TTL is stored.
     @exclusivity(unchecked) @usableFromInline var expiries = SlotColumn<Int64>(defaultValue: .max)
+    /// How long past its expiry each slot is kept as a fail-safe for loads
+    /// (``LoadOptions/staleIfError``), in nanoseconds; 0 until one is stored.
+    @exclusivity(unchecked) @usableFromInline var graces = SlotColumn<Int64>(defaultValue: 0)
 
     // MARK: Policy
     @usableFromInline let queue: any EvictionQueue
@@ -73,7 +77,7 @@ final class EntryTable<Key: Hashable, Value> {
     // MARK: Statistics
     @exclusivity(unchecked) @usableFromInline var hits: Int = 0
     @exclusivity(unchecked) @usableFromInline var misses: Int = 0
-    @exclusivity(unchecked) @usableFromInline var evictions: Int = 0
+    @exclusivity(unchecked) @usableFromInline var evictions = EvictionCounts()
 
     @usableFromInline let clock: any CacheClock
     /// Whether values can be ``DiscardableContent``, decided once from `Value`'s static type.
@@ -109,6 +113,7 @@ final class EntryTable<Key: Hashable, Value> {
         occupied.deallocate()
         costs.removeAll()
         expiries.removeAll()
+        graces.removeAll()
         DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count).release()
     }
 }

@@ -69,6 +69,16 @@ extension MemoryCache {
         /// to a logger labelled `Stash.MemoryCache`.
         public var logger: Logger
 
+        /// The options of ``MemoryCache/value(forKey:options:orLoad:)`` calls
+        /// that pass none: time to live, refresh ahead, fail-safe, timeouts and
+        /// cached errors. Defaults to `LoadOptions()`: a plain cache's behaviour.
+        public var loadOptions: LoadOptions
+
+        /// The cost of a value that a get-or-load call loaded and stored.
+        /// Defaults to `nil`: cost 0, as ``MemoryCache/setValue(_:forKey:cost:ttl:)``
+        /// without a cost. Called outside the cache's lock; must be cheap.
+        public var loadedValueCost: (@Sendable (Value) -> Int)?
+
         /// Creates a configuration; every parameter defaults to the
         /// documented default of its property.
         ///
@@ -85,6 +95,8 @@ extension MemoryCache {
         ///     Defaults to ``MemoryCacheDefaults/removesAllOnEnteringBackground``.
         ///   - clock: The source of time for expiry. Defaults to ``SystemClock``.
         ///   - logger: Where problems are reported. Defaults to a logger labelled `Stash.MemoryCache`.
+        ///   - loadOptions: The options of get-or-load calls that pass none. Defaults to `LoadOptions()`.
+        ///   - loadedValueCost: The cost of a loaded value. Defaults to `nil`: cost 0.
         /// - Complexity: O(1). Does not validate (see ``Configuration``).
         public init(
             label: String = "",
@@ -97,7 +109,9 @@ extension MemoryCache {
             removesAllOnMemoryPressure: Bool = true,
             removesAllOnEnteringBackground: Bool = MemoryCacheDefaults.removesAllOnEnteringBackground,
             clock: any CacheClock = SystemClock(),
-            logger: Logger = Logger(label: "Stash.MemoryCache")
+            logger: Logger = Logger(label: "Stash.MemoryCache"),
+            loadOptions: LoadOptions = LoadOptions(),
+            loadedValueCost: (@Sendable (Value) -> Int)? = nil
         ) {
             self.label = label
             self.countLimit = countLimit
@@ -110,6 +124,8 @@ extension MemoryCache {
             self.removesAllOnEnteringBackground = removesAllOnEnteringBackground
             self.clock = clock
             self.logger = logger
+            self.loadOptions = loadOptions
+            self.loadedValueCost = loadedValueCost
         }
     }
 }

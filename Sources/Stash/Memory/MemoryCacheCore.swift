@@ -29,9 +29,19 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     var _removesAllOnMemoryPressure: Bool
     var _removesAllOnEnteringBackground: Bool
     var _autoTrimTimer = AutoTrimTimer()
+    /// The ticket of each load under way (see ``LoadingTarget``); empty when
+    /// none is, so that writes pay one branch for it.
+    @exclusivity(unchecked) @usableFromInline var _loadTickets: [Key: UInt64] = [:]
+    @exclusivity(unchecked) var _nextLoadTicket: UInt64 = 0
 
     let label: String
     let logger: Logger
+    /// Runs get-or-load calls.
+    let loading: LoadingEngine<Key, Value>
+    /// The options of get-or-load calls that give none.
+    @usableFromInline let loadOptions: LoadOptions
+    /// The cost of a loaded value; `nil` for 0.
+    let costOfLoadedValue: (@Sendable (Value) -> Int)?
 
     #if DEBUG
     /// Whether every locked mutation ends with `table._checkInvariants()`,
@@ -60,6 +70,9 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
             costLimit: Self.validatedLimit(configuration.costLimit, "costLimit", logger),
             ageLimit: Self.validatedAge(configuration.ageLimit, logger),
             clock: configuration.clock)
+        loading = LoadingEngine(clock: configuration.clock, logger: configuration.logger)
+        loadOptions = configuration.loadOptions
+        costOfLoadedValue = configuration.loadedValueCost
         autoTrimInterval = configuration.autoTrimInterval
     }
 
@@ -95,6 +108,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         let ttlNanos = ttl?.nanosecondsClamped
         let cost = Swift.max(cost, 0)
         withLockedTable { table, evicted in
+            if !_loadTickets.isEmpty { _loadTickets.removeValue(forKey: key) }
             table.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
         }
     }
@@ -103,7 +117,8 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     func removeValue(forKey key: Key) -> Value? {
         let hash = EntryTable<Key, Value>.hash(key)
         return withLockedTable { table, evicted in
-            table.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
+            if !_loadTickets.isEmpty { _loadTickets.removeValue(forKey: key) }
+            return table.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
         }
     }
 
@@ -114,7 +129,13 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     var totalCost: Int { lock.withLock { table.totalCost } }
 
     var statistics: CacheStatistics {
-        lock.withLock { CacheStatistics(hits: table.hits, misses: table.misses, evictions: table.evictions) }
+        var statistics = lock.withLock {
+            CacheStatistics(
+                hits: table.hits, misses: table.misses, evictions: table.evictions.total,
+                evictionsByReason: table.evictions.byReason)
+        }
+        loading.addCounters(to: &statistics)
+        return statistics
     }
 
     func snapshot() -> [(key: Key, value: Value, cost: Int)] {
@@ -211,15 +232,15 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     func removeAll(reason: EvictionReason) {
         lock.lock()
         let detached = table.detachAll()
+        if reason == .removeAll { _loadTickets.removeAll() }
         #if DEBUG
         if _checksInvariants { table._checkInvariants() }
         #endif
-        if reason.isEviction {
-            table.evictions &+= detached.count
-        }
+        table.evictions.record(reason, count: detached.count)
         let callback = _onEvict
         let inBackground = _releasesValuesInBackground
         lock.unlock()
+        if reason == .removeAll { loading.forgetErrors() }
         if let callback {
             detached.forEach { callback($0, $1, reason) }
         }

@@ -1,19 +1,59 @@
-/// Counters of a cache's lookups and evictions since it was created.
+/// Counters of a cache's lookups, evictions and loads since it was created:
+/// the one statistics API of every tier.
+///
+/// A snapshot, taken by a tier's `statistics` property under the lock the
+/// tier already holds for its lookups, so keeping the counters adds no lock to
+/// a hit. The load counters stay 0 for a cache that never loads through
+/// `value(forKey:orLoad:)`.
 public struct CacheStatistics: Hashable, Sendable {
-    /// Lookups that returned a value.
+    /// Lookups that returned a value, including get-or-load calls answered
+    /// from the cache.
     public var hits: Int
-    /// Lookups that returned `nil`, including those that found an expired entry.
+    /// Lookups that returned `nil`, including those that found an expired
+    /// entry, and get-or-load calls that had to load.
     public var misses: Int
     /// Entries the cache dropped on its own: for a limit, expiry, memory
     /// pressure or discarded content (see ``EvictionReason/isEviction``).
     /// Removals and replacements by the caller are not counted.
     public var evictions: Int
+    /// ``evictions`` by reason, for the tiers that record why (the memory
+    /// tier); a reason with none is absent. Defaults to empty.
+    public var evictionsByReason: [EvictionReason: Int]
+    /// Loads that returned a value (including refreshes).
+    public var loadSuccesses: Int
+    /// Loads that threw or timed out (including refreshes). A caller's own
+    /// cancellation is not counted.
+    public var loadFailures: Int
+    /// Background reloads started because a hit found its entry older than
+    /// ``LoadOptions/refreshAfter``.
+    public var refreshes: Int
+    /// Get-or-load calls answered with an expired value because the load
+    /// failed, timed out or had failed recently (``LoadOptions/staleIfError``).
+    public var staleValuesServed: Int
+    /// How long loads took, successful or not.
+    public var loadTimes: LoadTimeDistribution
 
-    /// Creates a set of counters.
-    public init(hits: Int = 0, misses: Int = 0, evictions: Int = 0) {
+    /// Creates a set of counters; each defaults to zero.
+    public init(
+        hits: Int = 0,
+        misses: Int = 0,
+        evictions: Int = 0,
+        evictionsByReason: [EvictionReason: Int] = [:],
+        loadSuccesses: Int = 0,
+        loadFailures: Int = 0,
+        refreshes: Int = 0,
+        staleValuesServed: Int = 0,
+        loadTimes: LoadTimeDistribution = LoadTimeDistribution()
+    ) {
         self.hits = hits
         self.misses = misses
         self.evictions = evictions
+        self.evictionsByReason = evictionsByReason
+        self.loadSuccesses = loadSuccesses
+        self.loadFailures = loadFailures
+        self.refreshes = refreshes
+        self.staleValuesServed = staleValuesServed
+        self.loadTimes = loadTimes
     }
 
     /// `hits / (hits + misses)`, or 0 before the first lookup.

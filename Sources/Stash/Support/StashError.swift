@@ -34,6 +34,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case closed
             case recursiveLoad
             case timedOut
+            case notLoaded
         }
 
         let wrapped: Wrapped
@@ -65,6 +66,9 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         public static let recursiveLoad = Code(.recursiveLoad)
         /// A load did not finish within its timeout.
         public static let timedOut = Code(.timedOut)
+        /// A bulk loader returned no value for a key that a single-key caller
+        /// was waiting for.
+        public static let notLoaded = Code(.notLoaded)
 
         /// The code's name, such as "invalid key".
         public var description: String {
@@ -81,6 +85,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case .closed: "closed"
             case .recursiveLoad: "recursive load"
             case .timedOut: "timed out"
+            case .notLoaded: "not loaded"
             }
         }
     }

@@ -62,7 +62,7 @@ import Testing
         cache.setValue(3, forKey: "c")  // "a" is still least recent, so it goes
         #expect(!cache.contains("a"))
         #expect(cache.keys == ["b", "c"])
-        #expect(cache.statistics == CacheStatistics(hits: 0, misses: 0, evictions: 1))
+        #expect(cache.statistics == CacheStatistics(hits: 0, misses: 0, evictions: 1, evictionsByReason: [.countLimit: 1]))
     }
 
     @Test func nameIsKept() {

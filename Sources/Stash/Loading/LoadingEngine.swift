@@ -1,0 +1,279 @@
+import Logging
+
+/// The get-or-load engine shared by ``MemoryCache`` and ``Cache``: given what
+/// a lookup found, it serves the value, refreshes it in the background,
+/// loads it once per key, falls back to a stale value, caches errors, and
+/// keeps the load counters.
+///
+/// The caches look the key up themselves (a hit never reaches this type),
+/// then hand a miss, a stale value or a hit due for refresh to ``resolve``.
+/// Every load runs in a task of ``LoadCoordinator``, outside every lock.
+///
+/// Thread-safe: its state sits behind one lock, taken briefly on the miss,
+/// refresh and load paths only.
+final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    typealias Loader = @Sendable (Key) async throws -> Value
+    typealias BulkLoader = @Sendable (Set<Key>) async throws -> [Key: Value]
+
+    private struct CachedError {
+        let error: any Error
+        let until: Int64
+    }
+
+    private struct State {
+        var cachedErrors: [Key: CachedError] = [:]
+        var successes = 0
+        var failures = 0
+        var refreshes = 0
+        var staleServed = 0
+        var loadTimes = LoadTimeDistribution()
+        /// Failures since the last success: the first starts an incident and
+        /// is logged as a warning; the next success ends it.
+        var failureStreak = 0
+    }
+
+    let coordinator: LoadCoordinator<Key, Value>
+    private let state = LockedValue(State())
+    private let clock: any CacheClock
+    private let logger: Logger
+    /// Cached errors kept at most, so that a flood of failing keys cannot grow
+    /// the error table without bound.
+    private let errorCapacity: Int
+
+    init(clock: any CacheClock, logger: Logger, errorCapacity: Int = 10_000) {
+        self.clock = clock
+        self.logger = logger
+        self.errorCapacity = errorCapacity
+        coordinator = LoadCoordinator(clock: clock)
+    }
+
+    // MARK: - Get or load
+
+    /// The value for `key` given what the cache's lookup found: a hit's value
+    /// (refreshing it in the background when due), or the result of a load.
+    func resolve(
+        _ key: Key, found: LoadLookup<Value>, options: LoadOptions,
+        target: some LoadingTarget<Key, Value>, loader: @escaping Loader
+    ) async throws -> Value {
+        switch found {
+        case .fresh(let value, let isDue):
+            if isDue { refresh(key, options: options, target: target, loader: loader) }
+            return value
+        case .stale(let value):
+            return try await load(key, stale: value, options: options, target: target, loader: loader)
+        case .miss:
+            return try await load(key, stale: nil, options: options, target: target, loader: loader)
+        }
+    }
+
+    /// Loads `key` (or waits for its load under way), falling back to `stale`
+    /// when the load fails or takes longer than the caller waits.
+    func load(
+        _ key: Key, stale: Value?, options: LoadOptions,
+        target: some LoadingTarget<Key, Value>, loader: @escaping Loader
+    ) async throws -> Value {
+        if let error = cachedError(forKey: key) {
+            return try staleOr(stale, error)
+        }
+        let timeout = stale == nil ? options.hardTimeout : Self.earlier(options.softTimeout, options.hardTimeout)
+        do {
+            return try await coordinator.value(forKey: key, timeout: timeout) { [self] in
+                try await runLoad(key, options: options, target: target) { try await loader(key) }
+            }
+        } catch let error where Self.allowsStale(error) {
+            return try staleOr(stale, error)
+        }
+    }
+
+    /// Starts a background reload of `key` unless one is under way.
+    func refresh(
+        _ key: Key, options: LoadOptions, target: some LoadingTarget<Key, Value>, loader: @escaping Loader
+    ) {
+        let started = coordinator.startIfIdle(key) { [self] in
+            try await runLoad(key, options: options, target: target) { try await loader(key) }
+        }
+        if started { state.withLock { $0.refreshes += 1 } }
+    }
+
+    /// The values of `keys` that the cache's lookups did not answer: keys
+    /// being loaded are waited for, the rest loaded by one call of `loader`,
+    /// with `stale` values standing in for keys whose load failed.
+    func loadAll(
+        _ keys: [Key], stale: [Key: Value], options: LoadOptions,
+        target: some LoadingTarget<Key, Value>, loader: @escaping BulkLoader
+    ) async throws -> [Key: Value] {
+        var result: [Key: Value] = [:]
+        var toLoad: [Key] = []
+        for key in keys {
+            if cachedError(forKey: key) != nil {
+                if let value = stale[key] {
+                    result[key] = value
+                    state.withLock { $0.staleServed += 1 }
+                }
+            } else {
+                toLoad.append(key)
+            }
+        }
+        let results = try await coordinator.values(forKeys: toLoad) { [self] batch in
+            try await runBulkLoad(batch, options: options, target: target, loader: loader)
+        }
+        for (key, outcome) in results {
+            switch outcome {
+            case .success(let value):
+                result[key] = value
+            case .failure(let error):
+                if error is CancellationError { throw error }
+                if let value = stale[key], Self.allowsStale(error) {
+                    result[key] = value
+                    state.withLock { $0.staleServed += 1 }
+                }
+            }
+        }
+        return result
+    }
+
+    /// Forgets `key`'s cached error, for an invalidation.
+    func forgetError(forKey key: Key) {
+        state.withLock { _ = $0.cachedErrors.removeValue(forKey: key) }
+    }
+
+    /// Forgets every cached error, for a `removeAll()`.
+    func forgetErrors() {
+        state.withLock { $0.cachedErrors.removeAll() }
+    }
+
+    /// Adds the load counters to a tier's statistics.
+    func addCounters(to statistics: inout CacheStatistics) {
+        state.withLock { state in
+            statistics.loadSuccesses = state.successes
+            statistics.loadFailures = state.failures
+            statistics.refreshes = state.refreshes
+            statistics.staleValuesServed = state.staleServed
+            statistics.loadTimes = state.loadTimes
+        }
+    }
+
+    // MARK: - Running loads
+
+    /// One load, run once per flight: takes a ticket, calls the loader, stores
+    /// its value if the ticket holds, counts and logs.
+    private func runLoad(
+        _ key: Key, options: LoadOptions, target: some LoadingTarget<Key, Value>,
+        load: () async throws -> Value
+    ) async throws -> Value {
+        let ticket = target.beginLoad(forKey: key)
+        let start = clock.nanosecondsNow
+        do {
+            let value = try await load()
+            recordSuccess(since: start)
+            _ = await target.storeLoaded(value, forKey: key, ticket: ticket, options: options)
+            return value
+        } catch {
+            target.endLoad(forKey: key, ticket: ticket)
+            recordFailure(error, keys: [key], options: options, since: start)
+            throw error
+        }
+    }
+
+    /// One bulk load of `keys`: as ``runLoad`` for each key the loader returned.
+    private func runBulkLoad(
+        _ keys: [Key], options: LoadOptions, target: some LoadingTarget<Key, Value>, loader: BulkLoader
+    ) async throws -> [Key: Value] {
+        let tickets = keys.map { target.beginLoad(forKey: $0) }
+        let start = clock.nanosecondsNow
+        do {
+            let values = try await loader(Set(keys))
+            recordSuccess(since: start)
+            for (key, ticket) in zip(keys, tickets) {
+                if let value = values[key] {
+                    _ = await target.storeLoaded(value, forKey: key, ticket: ticket, options: options)
+                } else {
+                    target.endLoad(forKey: key, ticket: ticket)
+                }
+            }
+            return values
+        } catch {
+            for (key, ticket) in zip(keys, tickets) { target.endLoad(forKey: key, ticket: ticket) }
+            recordFailure(error, keys: keys, options: options, since: start)
+            throw error
+        }
+    }
+
+    // MARK: - Counting, logging and cached errors
+
+    private func recordSuccess(since start: Int64) {
+        let elapsed = Duration.nanoseconds(clock.nanosecondsNow &- start)
+        let endedStreak = state.withLock { state -> Int in
+            state.successes += 1
+            state.loadTimes.record(elapsed)
+            defer { state.failureStreak = 0 }
+            return state.failureStreak
+        }
+        if endedStreak > 0 {
+            logger.info("loads recovered after \(endedStreak) failed load(s)")
+        }
+    }
+
+    /// Counts a failed load, caches its error when `options` say so, and logs
+    /// the first failure of an incident as a warning (the rest at debug level).
+    private func recordFailure(_ error: any Error, keys: [Key], options: LoadOptions, since start: Int64) {
+        guard !(error is CancellationError) else { return }
+        let now = clock.nanosecondsNow
+        let errorTTL = options.errorTTL?.nanosecondsClamped ?? 0
+        let isFirst = state.withLock { state -> Bool in
+            state.failures += 1
+            state.loadTimes.record(.nanoseconds(now &- start))
+            state.failureStreak += 1
+            if errorTTL > 0 {
+                if state.cachedErrors.count + keys.count > errorCapacity {
+                    state.cachedErrors = state.cachedErrors.filter { $0.value.until > now }
+                }
+                if state.cachedErrors.count + keys.count <= errorCapacity {
+                    for key in keys {
+                        state.cachedErrors[key] = CachedError(error: error, until: now.addingClamped(errorTTL))
+                    }
+                }
+            }
+            return state.failureStreak == 1
+        }
+        if isFirst {
+            logger.warning("a load failed; later failures until one succeeds are logged at debug level: \(error)")
+        } else {
+            logger.debug("a load failed: \(error)")
+        }
+    }
+
+    private func cachedError(forKey key: Key) -> (any Error)? {
+        let now = clock.nanosecondsNow
+        return state.withLock { state -> (any Error)? in
+            guard let cached = state.cachedErrors[key] else { return nil }
+            if cached.until > now { return cached.error }
+            state.cachedErrors.removeValue(forKey: key)
+            return nil
+        }
+    }
+
+    /// `stale`, counted as served, or `error` thrown when there is none.
+    private func staleOr(_ stale: Value?, _ error: any Error) throws -> Value {
+        guard let stale else { throw error }
+        state.withLock { $0.staleServed += 1 }
+        return stale
+    }
+
+    /// Whether a stale value may answer `error`: a loader's failure or a
+    /// timeout may; a caller's cancellation, a recursive load, or a bulk
+    /// loader's answer that the key has no value may not.
+    private static func allowsStale(_ error: any Error) -> Bool {
+        if error is CancellationError { return false }
+        if let error = error as? StashError, error.code == .recursiveLoad || error.code == .notLoaded { return false }
+        return true
+    }
+
+    private static func earlier(_ a: Duration?, _ b: Duration?) -> Duration? {
+        switch (a, b) {
+        case let (a?, b?): min(a, b)
+        case let (a?, nil): a
+        case let (nil, b): b
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// What ``LoadingEngine`` needs from the cache it loads into: a way to store
+/// a loaded value only if nothing changed the key since its load began.
+///
+/// A load takes a ticket when it starts; every write, removal and
+/// invalidation of the key by anyone else voids the key's ticket, under the
+/// same lock as the change itself; the loaded value is stored only while its
+/// ticket holds. So a value loaded before a newer write or a removal is never
+/// stored over it.
+protocol LoadingTarget<Key, Value>: Sendable {
+    associatedtype Key: Hashable & Sendable
+    associatedtype Value: Sendable
+
+    /// Takes a ticket for a load of `key` that starts now.
+    func beginLoad(forKey key: Key) -> UInt64
+
+    /// Stores `value` as `options` say, if `ticket` still holds; forgets the ticket.
+    ///
+    /// - Returns: Whether the value was stored.
+    func storeLoaded(_ value: Value, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool
+
+    /// Forgets `ticket`, for a load that failed.
+    func endLoad(forKey key: Key, ticket: UInt64)
+}

@@ -1,0 +1,145 @@
+extension MemoryCache {
+    // MARK: - Get or load
+
+    /// The value for `key`, loading it with `loader` on a miss: one load per
+    /// key at a time, shared by every caller that asks meanwhile.
+    ///
+    /// ```swift
+    /// let users = MemoryCache<UUID, User>(configuration: .init(
+    ///     countLimit: 10_000,
+    ///     loadOptions: LoadOptions(ttl: .seconds(60), refreshAfter: .seconds(45), staleIfError: .seconds(300))))
+    /// let user = try await users.value(forKey: id) { id in try await database.user(id) }
+    /// ```
+    ///
+    /// - A fresh hit returns at once, never suspending; when the entry is older
+    ///   than ``LoadOptions/refreshAfter`` it also starts one background reload.
+    /// - A miss calls `loader` in a task of its own, outside every lock, unless
+    ///   a load of `key` is under way: then this call waits for that one and
+    ///   shares its value or its error. The loaded value is stored with
+    ///   ``LoadOptions/ttl`` and ``Configuration/loadedValueCost``, unless `key`
+    ///   was written, removed or invalidated while it loaded (the newer state
+    ///   wins; this call still returns what it loaded).
+    /// - When the load throws or outlasts the timeouts, an expired value kept for
+    ///   ``LoadOptions/staleIfError`` is returned instead, and the failure is
+    ///   counted in ``statistics`` and logged once per incident.
+    /// - Cancelling this call's task ends this call with `CancellationError`;
+    ///   the load is cancelled only when every caller waiting for it was.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - options: Overrides ``Configuration/loadOptions`` for this call.
+    ///     Defaults to `nil`: the cache's options.
+    ///   - loader: Loads the value of a key; called at most once at a time per key.
+    /// - Returns: The cached, loaded or (on failure) stale value.
+    /// - Throws: The loader's error, or a cached one (``LoadOptions/errorTTL``);
+    ///   ``StashError/Code/timedOut`` after ``LoadOptions/hardTimeout``;
+    ///   ``StashError/Code/recursiveLoad`` when `loader` asks for its own key;
+    ///   `CancellationError`.
+    /// - Complexity: A hit is O(1) and costs about what ``value(forKey:)`` costs.
+    ///   Thread-safe; never blocks a thread for a load.
+    @inlinable
+    public func value(
+        forKey key: Key,
+        options: LoadOptions? = nil,
+        orLoad loader: @escaping @Sendable (Key) async throws -> Value
+    ) async throws -> Value {
+        let options = options ?? core.loadOptions
+        let found = core.loadLookup(forKey: key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
+        if case .fresh(let value, isDue: false) = found { return value }
+        return try await core.resolveLoad(key, found: found, options: options, loader: loader)
+    }
+
+    /// The values of `keys`, loading every missing one with one call of
+    /// `loader`, which receives only the keys that are neither cached nor
+    /// being loaded already (those are waited for).
+    ///
+    /// Each key behaves as in ``value(forKey:options:orLoad:)``. A key that
+    /// `loader` leaves out of its result has no value and is left out of the
+    /// returned dictionary; so is a key whose load failed with no stale value.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys; duplicates are looked up once.
+    ///   - options: Overrides ``Configuration/loadOptions`` for this call.
+    ///     Defaults to `nil`. Timeouts do not apply to bulk calls.
+    ///   - loader: Loads the keys it is given, returning the values it found.
+    /// - Returns: The value of each key that has one.
+    /// - Throws: The loader's error when no key has a value to return and
+    ///   some load failed; ``StashError/Code/recursiveLoad``; `CancellationError`.
+    /// - Complexity: O(n) lookups, each O(1). Thread-safe; never blocks a thread for a load.
+    public func values(
+        forKeys keys: some Sequence<Key>,
+        options: LoadOptions? = nil,
+        orLoad loader: @escaping @Sendable (Set<Key>) async throws -> [Key: Value]
+    ) async throws -> [Key: Value] {
+        let options = options ?? core.loadOptions
+        let refreshAfter = options.refreshAfter?.nanosecondsClamped ?? .max
+        var result: [Key: Value] = [:]
+        var stale: [Key: Value] = [:]
+        var missing: [Key] = []
+        var seen = Set<Key>()
+        for key in keys where seen.insert(key).inserted {
+            switch core.loadLookup(forKey: key, refreshAfter: refreshAfter) {
+            case .fresh(let value, let isDue):
+                result[key] = value
+                if isDue {
+                    core.loading.refresh(key, options: options, target: core) { key in
+                        guard let value = try await loader([key])[key] else {
+                            throw StashError(.notLoaded, "the loader returned no value for the key")
+                        }
+                        return value
+                    }
+                }
+            case .stale(let value):
+                stale[key] = value
+                missing.append(key)
+            case .miss:
+                missing.append(key)
+            }
+        }
+        guard !missing.isEmpty else { return result }
+        let loaded = try await core.loading.loadAll(missing, stale: stale, options: options, target: core, loader: loader)
+        return result.merging(loaded) { cached, _ in cached }
+    }
+
+    /// Reloads `key` now, whatever the age of its value, and returns the new
+    /// value; joins a load of `key` under way instead of starting another.
+    ///
+    /// Other callers keep getting the current value until the new one is
+    /// stored. A cached error is ignored. On failure the current value stays.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - options: Overrides ``Configuration/loadOptions``. Defaults to `nil`.
+    ///   - loader: Loads the value.
+    /// - Returns: The loaded value.
+    /// - Throws: The loader's error; ``StashError/Code/timedOut`` after
+    ///   ``LoadOptions/hardTimeout``; `CancellationError`.
+    /// - Complexity: O(1) besides the load. Thread-safe; never blocks a thread.
+    @discardableResult
+    public func refreshValue(
+        forKey key: Key,
+        options: LoadOptions? = nil,
+        using loader: @escaping @Sendable (Key) async throws -> Value
+    ) async throws -> Value {
+        core.loading.forgetError(forKey: key)
+        return try await core.loading.load(
+            key, stale: nil, options: options ?? core.loadOptions, target: core, loader: loader)
+    }
+
+    /// Makes `key`'s value expire now: lookups miss it and the next
+    /// get-or-load loads it again, but it stays available as that load's
+    /// fail-safe until its ``LoadOptions/staleIfError`` grace ends (a value
+    /// with none is removed). A load of `key` under way does not store what
+    /// it loads; a cached error for `key` is forgotten.
+    ///
+    /// ``onEvict`` is told only when the value is removed, with reason
+    /// ``EvictionReason/removed``.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: Whether there was a fresh value.
+    /// - Complexity: O(1). Thread-safe; blocks only while another thread holds the lock.
+    @discardableResult
+    public func invalidateValue(forKey key: Key) -> Bool {
+        core.invalidate(key)
+    }
+}

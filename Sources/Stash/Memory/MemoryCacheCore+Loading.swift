@@ -1,0 +1,66 @@
+extension MemoryCacheCore: LoadingTarget {
+    /// Looks `key` up for a get-or-load (see ``EntryTable/loadLookup(forKey:hash:refreshAfter:evicted:)``).
+    @inlinable @inline(__always)
+    func loadLookup(forKey key: Key, refreshAfter: Int64) -> LoadLookup<Value> {
+        let hash = EntryTable<Key, Value>.hash(key)
+        return withLockedTable { table, evicted in
+            table.loadLookup(forKey: key, hash: hash, refreshAfter: refreshAfter, evicted: &evicted)
+        }
+    }
+
+    /// The get-or-load work after a lookup that was not a plain fresh hit:
+    /// out of line, so that the inlined hit path stays small.
+    @usableFromInline
+    func resolveLoad(
+        _ key: Key, found: LoadLookup<Value>, options: LoadOptions,
+        loader: @escaping @Sendable (Key) async throws -> Value
+    ) async throws -> Value {
+        try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
+    }
+
+    func beginLoad(forKey key: Key) -> UInt64 {
+        lock.withLock {
+            _nextLoadTicket &+= 1
+            _loadTickets[key] = _nextLoadTicket
+            return _nextLoadTicket
+        }
+    }
+
+    func storeLoaded(_ value: Value, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool {
+        storeLoadedNow(value, forKey: key, ticket: ticket, options: options)
+    }
+
+    /// ``storeLoaded(_:forKey:ticket:options:)`` without suspending.
+    func storeLoadedNow(_ value: Value, forKey key: Key, ticket: UInt64, options: LoadOptions) -> Bool {
+        let hash = EntryTable<Key, Value>.hash(key)
+        let now = table.clock.nanosecondsNow
+        let cost = Swift.max(costOfLoadedValue?(value) ?? 0, 0)
+        let ttl = options.ttl?.nanosecondsClamped
+        let grace = Swift.max(options.staleIfError?.nanosecondsClamped ?? 0, 0)
+        return withLockedTable { table, evicted in
+            guard _loadTickets[key] == ticket else { return false }
+            _loadTickets.removeValue(forKey: key)
+            table.setValue(
+                value, forKey: key, hash: hash, cost: cost, ttl: ttl, grace: grace, now: now, evicted: &evicted)
+            return true
+        }
+    }
+
+    func endLoad(forKey key: Key, ticket: UInt64) {
+        lock.withLock {
+            if _loadTickets[key] == ticket { _loadTickets.removeValue(forKey: key) }
+        }
+    }
+
+    /// Makes `key`'s entry expire now (kept for its grace, as a fail-safe),
+    /// voids its load under way and forgets its cached error.
+    func invalidate(_ key: Key) -> Bool {
+        let hash = EntryTable<Key, Value>.hash(key)
+        let wasFresh = withLockedTable { table, evicted in
+            _loadTickets.removeValue(forKey: key)
+            return table.expire(forKey: key, hash: hash, evicted: &evicted)
+        }
+        loading.forgetError(forKey: key)
+        return wasFresh
+    }
+}
