@@ -38,6 +38,15 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // The get-or-load API: a hit through value(forKey:orLoad:) against a plain hit, and a
+        // 1,000-caller stampede against the loader's own time (`stash-loading-bench --help`).
+        .executableTarget(
+            name: "stash-loading-bench",
+            dependencies: [
+                "StashBenchKit",
+                .product(name: "Stash", package: "Stash"),
+            ]
+        ),
         // Contenders, workloads, trace replay, OPT and report rendering.
         .target(
             name: "StashBenchKit",

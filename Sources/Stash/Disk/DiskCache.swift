@@ -267,6 +267,10 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// The cache clock's reading now, for ``Cache``'s promotions.
     var nanosecondsNow: Int64 { core.nanosecondsNow }
 
+    /// The clock and the logger of the cache, for a ``Cache`` built on it.
+    var clock: any CacheClock { core.clock }
+    var logger: Logger { core.logger }
+
     /// Runs `body` on the cache's I/O queue, off Swift's cooperative pool: the
     /// async forms of this cache's and ``Cache``'s operations.
     func run<Result: Sendable>(_ body: @escaping @Sendable () throws(StashError) -> Result) async throws(StashError) -> Result {

@@ -30,8 +30,8 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     private let checkLock = Lock()
     private let storage: KVStorage
     private let codec: DiskCodec<Value>
-    private let logger: Logger
-    private let clock: any CacheClock
+    let logger: Logger
+    let clock: any CacheClock
     /// The cache's directory, as the storage normalised it.
     let directory: String
     /// Runs the async API's blocking work, never on Swift's cooperative thread pool.

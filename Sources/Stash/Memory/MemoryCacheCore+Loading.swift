@@ -19,11 +19,7 @@ extension MemoryCacheCore: LoadingTarget {
     }
 
     func beginLoad(forKey key: Key) -> UInt64 {
-        lock.withLock {
-            _nextLoadTicket &+= 1
-            _loadTickets[key] = _nextLoadTicket
-            return _nextLoadTicket
-        }
+        lock.withLock { _loadTickets.issue(key) }
     }
 
     func storeLoaded(_ value: Value, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool {
@@ -38,18 +34,30 @@ extension MemoryCacheCore: LoadingTarget {
         let ttl = options.ttl?.nanosecondsClamped
         let grace = Swift.max(options.staleIfError?.nanosecondsClamped ?? 0, 0)
         return withLockedTable { table, evicted in
-            guard _loadTickets[key] == ticket else { return false }
-            _loadTickets.removeValue(forKey: key)
+            guard _loadTickets.redeem(ticket, for: key) else { return false }
             table.setValue(
                 value, forKey: key, hash: hash, cost: cost, ttl: ttl, grace: grace, now: now, evicted: &evicted)
             return true
         }
     }
 
-    func endLoad(forKey key: Key, ticket: UInt64) {
-        lock.withLock {
-            if _loadTickets[key] == ticket { _loadTickets.removeValue(forKey: key) }
+    /// Stores a loaded value for a ``Cache``, which keeps the tickets itself:
+    /// as ``setValue(_:forKey:cost:ttl:)``, with a fail-safe grace.
+    func setLoadedValue(_ value: Value, forKey key: Key, cost: Int, ttl: Duration?, grace: Duration?) {
+        let hash = EntryTable<Key, Value>.hash(key)
+        let now = table.clock.nanosecondsNow
+        let ttl = ttl?.nanosecondsClamped
+        let grace = Swift.max(grace?.nanosecondsClamped ?? 0, 0)
+        withLockedTable { table, evicted in
+            _loadTickets.void(key)
+            table.setValue(
+                value, forKey: key, hash: hash, cost: Swift.max(cost, 0), ttl: ttl, grace: grace, now: now,
+                evicted: &evicted)
         }
+    }
+
+    func endLoad(forKey key: Key, ticket: UInt64) {
+        lock.withLock { _loadTickets.forget(ticket, for: key) }
     }
 
     /// Makes `key`'s entry expire now (kept for its grace, as a fail-safe),
@@ -57,7 +65,7 @@ extension MemoryCacheCore: LoadingTarget {
     func invalidate(_ key: Key) -> Bool {
         let hash = EntryTable<Key, Value>.hash(key)
         let wasFresh = withLockedTable { table, evicted in
-            _loadTickets.removeValue(forKey: key)
+            _loadTickets.void(key)
             return table.expire(forKey: key, hash: hash, evicted: &evicted)
         }
         loading.forgetError(forKey: key)

@@ -31,8 +31,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     var _autoTrimTimer = AutoTrimTimer()
     /// The ticket of each load under way (see ``LoadingTarget``); empty when
     /// none is, so that writes pay one branch for it.
-    @exclusivity(unchecked) @usableFromInline var _loadTickets: [Key: UInt64] = [:]
-    @exclusivity(unchecked) var _nextLoadTicket: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline var _loadTickets = LoadTickets<Key>()
 
     let label: String
     let logger: Logger
@@ -108,7 +107,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         let ttlNanos = ttl?.nanosecondsClamped
         let cost = Swift.max(cost, 0)
         withLockedTable { table, evicted in
-            if !_loadTickets.isEmpty { _loadTickets.removeValue(forKey: key) }
+            _loadTickets.void(key)
             table.setValue(value, forKey: key, hash: hash, cost: cost, ttl: ttlNanos, now: now, evicted: &evicted)
         }
     }
@@ -117,7 +116,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     func removeValue(forKey key: Key) -> Value? {
         let hash = EntryTable<Key, Value>.hash(key)
         return withLockedTable { table, evicted in
-            if !_loadTickets.isEmpty { _loadTickets.removeValue(forKey: key) }
+            _loadTickets.void(key)
             return table.removeValue(forKey: key, hash: hash, reason: .removed, evicted: &evicted)
         }
     }
@@ -232,7 +231,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     func removeAll(reason: EvictionReason) {
         lock.lock()
         let detached = table.detachAll()
-        if reason == .removeAll { _loadTickets.removeAll() }
+        if reason == .removeAll { _loadTickets.voidAll() }
         #if DEBUG
         if _checksInvariants { table._checkInvariants() }
         #endif

@@ -75,6 +75,13 @@ public final class Cache<Value: Sendable>: Sendable {
     let cost: @Sendable (Value, Int?) -> Int
     /// Orders writes, removals and promotions of the same key.
     let stripes: KeyStripes
+    /// The options of get-or-load calls that pass none.
+    public let loadOptions: LoadOptions
+    /// Runs get-or-load calls.
+    let loading: LoadingEngine<String, Value>
+    /// The ticket of each load under way (see ``LoadingTarget``), changed
+    /// only under the key's stripe lock.
+    let loadTickets = LockedValue(LoadTickets<String>())
 
     /// Combines two tiers, either of which may be `nil` (but not both).
     ///
@@ -84,12 +91,15 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - cost: The memory cost of a value, given the value and its encoded
     ///     size in bytes (`nil` for a memory-only cache). Defaults to the encoded
     ///     size, or 0 when there is none.
+    ///   - loadOptions: The options of get-or-load calls that pass none.
+    ///     Defaults to `LoadOptions()`: a plain cache's behaviour.
     /// - Throws: ``StashError/Code/invalidArgument`` when both tiers are `nil`.
     /// - Complexity: O(1).
     public init(
         memory: MemoryCache<String, Value>?,
         disk: DiskCache<Value>?,
-        cost: @escaping @Sendable (_ value: Value, _ encodedSize: Int?) -> Int = { _, size in size ?? 0 }
+        cost: @escaping @Sendable (_ value: Value, _ encodedSize: Int?) -> Int = { _, size in size ?? 0 },
+        loadOptions: LoadOptions = LoadOptions()
     ) throws(StashError) {
         guard memory != nil || disk != nil else {
             throw StashError(.invalidArgument, "a cache needs a memory tier, a disk tier, or both")
@@ -97,7 +107,11 @@ public final class Cache<Value: Sendable>: Sendable {
         self.memory = memory
         self.disk = disk
         self.cost = cost
+        self.loadOptions = loadOptions
         stripes = KeyStripes()
+        loading = LoadingEngine(
+            clock: memory?.core.table.clock ?? disk?.clock ?? SystemClock(),
+            logger: memory?.core.logger ?? disk?.logger ?? Logger(label: "Stash.Cache"))
     }
 
     /// Opens a cache whose disk tier lives in `directory`, with a default memory tier
@@ -168,16 +182,21 @@ public final class Cache<Value: Sendable>: Sendable {
     ///
     /// - Complexity: O(1). Never blocks on disk I/O. Thread-safe.
     public var statistics: CacheStatistics {
+        var statistics: CacheStatistics
         switch (memory?.statistics, disk?.statistics) {
         case let (memory?, disk?):
-            CacheStatistics(hits: memory.hits + disk.hits, misses: disk.misses, evictions: memory.evictions + disk.evictions)
+            statistics = CacheStatistics(
+                hits: memory.hits + disk.hits, misses: disk.misses, evictions: memory.evictions + disk.evictions,
+                evictionsByReason: memory.evictionsByReason)
         case let (memory?, nil):
-            memory
+            statistics = memory
         case let (nil, disk?):
-            disk
+            statistics = disk
         case (nil, nil):
-            CacheStatistics()
+            statistics = CacheStatistics()
         }
+        loading.addCounters(to: &statistics)
+        return statistics
     }
 
     // MARK: - Reading
@@ -227,6 +246,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Complexity: O(1) for memory plus one disk transaction. Blocks on disk I/O. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) throws(StashError) {
         try stripes.withLock(for: key) { () throws(StashError) in
+            loadTickets.withLock { $0.void(key) }
             var encodedSize: Int?
             if let disk {
                 do throws(StashError) {
@@ -250,6 +270,7 @@ public final class Cache<Value: Sendable>: Sendable {
     @discardableResult
     public func removeValue(forKey key: String) throws(StashError) -> Bool {
         try stripes.withLock(for: key) { () throws(StashError) -> Bool in
+            loadTickets.withLock { $0.void(key) }
             let inMemory = memory?.removeValue(forKey: key) != nil
             let onDisk = try disk?.removeValue(forKey: key) ?? false
             return inMemory || onDisk
@@ -269,6 +290,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Parameter progress: See `DiskCache/removeAll(progress:)`.
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
+        loadTickets.withLock { $0.voidAll() }
+        loading.forgetErrors()
         memory?.removeAll()
         try disk?.removeAll(progress: progress)
     }

@@ -1,0 +1,214 @@
+extension Cache {
+    // MARK: - Get or load
+
+    /// The value for `key` from memory, then disk, else loaded with `loader`:
+    /// one load per key at a time, shared by every caller that asks meanwhile,
+    /// and written to both tiers.
+    ///
+    /// ```swift
+    /// let profiles = try Cache<Profile>(
+    ///     memory: MemoryCache(countLimit: 10_000), disk: DiskCache(directory: path, codec: .json),
+    ///     loadOptions: LoadOptions(ttl: .seconds(300), refreshAfter: .seconds(240), staleIfError: .seconds(3_600)))
+    /// let profile = try await profiles.value(forKey: "user/42") { _ in try await api.profile(42) }
+    /// ```
+    ///
+    /// Behaves as ``MemoryCache/value(forKey:options:orLoad:)``, with these
+    /// differences:
+    /// - A memory miss reads disk (on the disk tier's queue, never on Swift's
+    ///   cooperative pool) and promotes a disk hit before loading.
+    /// - A refresh ahead is decided on the memory tier's copy, whose age
+    ///   counts from its write or its promotion from disk.
+    /// - The fail-safe copy of an expired value (``LoadOptions/staleIfError``)
+    ///   is kept in the memory tier only: the disk copy expires with its time to
+    ///   live, so a restart or a memory eviction loses the fail-safe.
+    /// - A loaded value is written to disk first, then memory, as
+    ///   ``setValue(_:forKey:ttl:)`` does; if the disk write fails, the value
+    ///   is still returned, memory is left without it, and the failure is logged.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - options: Overrides ``loadOptions`` for this call. Defaults to `nil`.
+    ///   - loader: Loads the value of a key; called at most once at a time per key.
+    /// - Returns: The cached, loaded or (on failure) stale value.
+    /// - Throws: The loader's error or a cached one; ``StashError`` when the disk
+    ///   read fails; ``StashError/Code/timedOut``; ``StashError/Code/recursiveLoad``;
+    ///   `CancellationError`.
+    /// - Complexity: A memory hit is O(1) and suspends nowhere. Thread-safe;
+    ///   never blocks a thread of the cooperative pool.
+    public func value(
+        forKey key: String,
+        options: LoadOptions? = nil,
+        orLoad loader: @escaping @Sendable (String) async throws -> Value
+    ) async throws -> Value {
+        let options = options ?? loadOptions
+        let found = try await lookUp(key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
+        if case .fresh(let value, isDue: false) = found { return value }
+        return try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
+    }
+
+    /// The values of `keys` from memory, then disk, loading every missing one
+    /// with one call of `loader`, which receives only the keys that are neither
+    /// cached nor being loaded already (those are waited for).
+    ///
+    /// Each key behaves as in ``value(forKey:options:orLoad:)``; a key that
+    /// `loader` leaves out, or whose load failed with no stale value, is left
+    /// out of the result.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys; duplicates are looked up once.
+    ///   - options: Overrides ``loadOptions``. Defaults to `nil`. Timeouts do not apply.
+    ///   - loader: Loads the keys it is given, returning the values it found.
+    /// - Returns: The value of each key that has one.
+    /// - Throws: ``StashError`` when a disk read fails; ``StashError/Code/recursiveLoad``;
+    ///   `CancellationError`.
+    /// - Complexity: O(n) lookups. Thread-safe; never blocks a thread of the cooperative pool.
+    public func values(
+        forKeys keys: some Sequence<String>,
+        options: LoadOptions? = nil,
+        orLoad loader: @escaping @Sendable (Set<String>) async throws -> [String: Value]
+    ) async throws -> [String: Value] {
+        let options = options ?? loadOptions
+        let refreshAfter = options.refreshAfter?.nanosecondsClamped ?? .max
+        var result: [String: Value] = [:]
+        var stale: [String: Value] = [:]
+        var missing: [String] = []
+        var seen = Set<String>()
+        for key in keys where seen.insert(key).inserted {
+            switch try await lookUp(key, refreshAfter: refreshAfter) {
+            case .fresh(let value, let isDue):
+                result[key] = value
+                if isDue {
+                    loading.refresh(key, options: options, target: self) { key in
+                        guard let value = try await loader([key])[key] else {
+                            throw StashError(.notLoaded, "the loader returned no value for the key")
+                        }
+                        return value
+                    }
+                }
+            case .stale(let value):
+                stale[key] = value
+                missing.append(key)
+            case .miss:
+                missing.append(key)
+            }
+        }
+        guard !missing.isEmpty else { return result }
+        let loaded = try await loading.loadAll(missing, stale: stale, options: options, target: self, loader: loader)
+        return result.merging(loaded) { cached, _ in cached }
+    }
+
+    /// Reloads `key` now and writes the new value to both tiers; joins a load
+    /// of `key` under way instead of starting another. Others keep reading
+    /// the current value until then; a cached error is ignored.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - options: Overrides ``loadOptions``. Defaults to `nil`.
+    ///   - loader: Loads the value.
+    /// - Returns: The loaded value.
+    /// - Throws: The loader's error; ``StashError/Code/timedOut``; `CancellationError`.
+    /// - Complexity: O(1) besides the load and the writes. Thread-safe.
+    @discardableResult
+    public func refreshValue(
+        forKey key: String,
+        options: LoadOptions? = nil,
+        using loader: @escaping @Sendable (String) async throws -> Value
+    ) async throws -> Value {
+        loading.forgetError(forKey: key)
+        return try await loading.load(key, stale: nil, options: options ?? loadOptions, target: self, loader: loader)
+    }
+
+    /// Makes `key`'s value expire now: the memory copy is kept as a fail-safe
+    /// for its ``LoadOptions/staleIfError`` grace, the disk copy is removed, a
+    /// load of `key` under way does not store what it loads, and a cached
+    /// error for `key` is forgotten.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: Whether either tier held a fresh value.
+    /// - Throws: ``StashError`` when the disk removal fails.
+    /// - Complexity: O(1) plus one disk removal. Thread-safe; blocks on disk I/O.
+    @discardableResult
+    public func invalidateValue(forKey key: String) throws(StashError) -> Bool {
+        try invalidateNow(key)
+    }
+
+    /// As ``invalidateValue(forKey:)``, with the disk work on the disk tier's
+    /// queue, never on Swift's cooperative pool.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: Whether either tier held a fresh value.
+    /// - Throws: ``StashError`` when the disk removal fails.
+    @discardableResult
+    public func invalidateValue(forKey key: String) async throws(StashError) -> Bool {
+        guard let disk else { return try invalidateNow(key) }
+        return try await disk.run { [self] () throws(StashError) in try invalidateNow(key) }
+    }
+
+    private func invalidateNow(_ key: String) throws(StashError) -> Bool {
+        let wasCached = try stripes.withLock(for: key) { () throws(StashError) -> Bool in
+            loadTickets.withLock { $0.void(key) }
+            let inMemory = memory?.invalidateValue(forKey: key) ?? false
+            let onDisk = try disk?.removeValue(forKey: key) ?? false
+            return inMemory || onDisk
+        }
+        loading.forgetError(forKey: key)
+        return wasCached
+    }
+
+    // MARK: - Lookup
+
+    /// The memory tier's answer if it has a live or stale value, else the disk
+    /// tier's (promoted into memory).
+    private func lookUp(_ key: String, refreshAfter: Int64) async throws(StashError) -> LoadLookup<Value> {
+        var found = LoadLookup<Value>.miss
+        if let memory {
+            found = memory.core.loadLookup(forKey: key, refreshAfter: refreshAfter)
+            if case .fresh = found { return found }
+        }
+        guard disk != nil, let value = try await value(forKey: key) else { return found }
+        return .fresh(value, isDue: false)
+    }
+}
+
+extension Cache: LoadingTarget {
+    func beginLoad(forKey key: String) -> UInt64 {
+        loadTickets.withLock { $0.issue(key) }
+    }
+
+    func storeLoaded(_ value: Value, forKey key: String, ticket: UInt64, options: LoadOptions) async -> Bool {
+        guard let disk else { return storeLoadedNow(value, forKey: key, ticket: ticket, options: options) }
+        do {
+            return try await disk.run { [self] () throws(StashError) in
+                storeLoadedNow(value, forKey: key, ticket: ticket, options: options)
+            }
+        } catch {
+            return false  // storeLoadedNow throws nothing; `run` may not run it once the cache is closed
+        }
+    }
+
+    func endLoad(forKey key: String, ticket: UInt64) {
+        loadTickets.withLock { $0.forget(ticket, for: key) }
+    }
+
+    /// Writes a loaded value to disk then memory, under the key's stripe lock,
+    /// if its ticket holds. A disk failure is logged and leaves memory without it.
+    private func storeLoadedNow(_ value: Value, forKey key: String, ticket: UInt64, options: LoadOptions) -> Bool {
+        // The body throws nothing: a failed disk write is handled inside.
+        (try? stripes.withLock(for: key) { () throws(StashError) -> Bool in
+            guard loadTickets.withLock({ $0.redeem(ticket, for: key) }) else { return false }
+            var encodedSize: Int?
+            if let disk {
+                do throws(StashError) {
+                    encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: options.ttl)
+                } catch {
+                    memory?.removeValue(forKey: key)
+                    disk.logger.warning("a loaded value could not be written to disk: \(error)")
+                    return false
+                }
+            }
+            memory?.core.setLoadedValue(
+                value, forKey: key, cost: cost(value, encodedSize), ttl: options.ttl, grace: options.staleIfError)
+            return true
+        }) ?? false
+    }
+}
