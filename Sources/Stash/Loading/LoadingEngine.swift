@@ -33,8 +33,10 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     let coordinator: LoadCoordinator<Key, Value>
+    /// The loads of the blocking get-or-load, by key.
+    let blockingFlights = LockedValue<[Key: BlockingFlight<Value>]>([:])
+    let clock: any CacheClock
     private let state = LockedValue(State())
-    private let clock: any CacheClock
     private let logger: Logger
     /// Cached errors kept at most, so that a flood of failing keys cannot grow
     /// the error table without bound.
@@ -68,8 +70,13 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Loads `key` (or waits for its load under way), falling back to `stale`
     /// when the load fails or takes longer than the caller waits.
+    ///
+    /// - Parameter reloads: Whether to load even if the cache holds a fresh
+    ///   value when the load starts (for an explicit refresh). Otherwise a
+    ///   load first looks again, so that a caller whose lookup missed just
+    ///   before another load stored the key gets that value, not a second load.
     func load(
-        _ key: Key, stale: Value?, options: LoadOptions,
+        _ key: Key, stale: Value?, options: LoadOptions, reloads: Bool = false,
         target: some LoadingTarget<Key, Value>, loader: @escaping Loader
     ) async throws -> Value {
         if let error = cachedError(forKey: key) {
@@ -78,7 +85,8 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         let timeout = stale == nil ? options.hardTimeout : Self.earlier(options.softTimeout, options.hardTimeout)
         do {
             return try await coordinator.value(forKey: key, timeout: timeout) { [self] in
-                try await runLoad(key, options: options, target: target) { try await loader(key) }
+                if !reloads, let value = target.freshValue(forKey: key) { return value }
+                return try await runLoad(key, options: options, target: target) { try await loader(key) }
             }
         } catch let error where Self.allowsStale(error) {
             return try staleOr(stale, error)
@@ -92,7 +100,12 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         let started = coordinator.startIfIdle(key) { [self] in
             try await runLoad(key, options: options, target: target) { try await loader(key) }
         }
-        if started { state.withLock { $0.refreshes += 1 } }
+        if started { addRefresh() }
+    }
+
+    /// Counts a background reload started.
+    func addRefresh() {
+        state.withLock { $0.refreshes += 1 }
     }
 
     /// The values of `keys` that the cache's lookups did not answer: keys
@@ -201,7 +214,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     // MARK: - Counting, logging and cached errors
 
-    private func recordSuccess(since start: Int64) {
+    func recordSuccess(since start: Int64) {
         let elapsed = Duration.nanoseconds(clock.nanosecondsNow &- start)
         let endedStreak = state.withLock { state -> Int in
             state.successes += 1
@@ -216,7 +229,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Counts a failed load, caches its error when `options` say so, and logs
     /// the first failure of an incident as a warning (the rest at debug level).
-    private func recordFailure(_ error: any Error, keys: [Key], options: LoadOptions, since start: Int64) {
+    func recordFailure(_ error: any Error, keys: [Key], options: LoadOptions, since start: Int64) {
         guard !(error is CancellationError) else { return }
         let now = clock.nanosecondsNow
         let errorTTL = options.errorTTL?.nanosecondsClamped ?? 0
@@ -243,7 +256,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    private func cachedError(forKey key: Key) -> (any Error)? {
+    func cachedError(forKey key: Key) -> (any Error)? {
         let now = clock.nanosecondsNow
         return state.withLock { state -> (any Error)? in
             guard let cached = state.cachedErrors[key] else { return nil }
@@ -254,7 +267,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// `stale`, counted as served, or `error` thrown when there is none.
-    private func staleOr(_ stale: Value?, _ error: any Error) throws -> Value {
+    func staleOr(_ stale: Value?, _ error: any Error) throws -> Value {
         guard let stale else { throw error }
         state.withLock { $0.staleServed += 1 }
         return stale
@@ -263,7 +276,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Whether a stale value may answer `error`: a loader's failure or a
     /// timeout may; a caller's cancellation, a recursive load, or a bulk
     /// loader's answer that the key has no value may not.
-    private static func allowsStale(_ error: any Error) -> Bool {
+    static func allowsStale(_ error: any Error) -> Bool {
         if error is CancellationError { return false }
         if let error = error as? StashError, error.code == .recursiveLoad || error.code == .notLoaded { return false }
         return true

@@ -10,6 +10,10 @@ protocol LoadingTarget<Key, Value>: Sendable {
     associatedtype Key: Hashable & Sendable
     associatedtype Value: Sendable
 
+    /// The fresh value of `key` in the fastest tier, without counting a
+    /// lookup or changing recency; `nil` if there is none.
+    func freshValue(forKey key: Key) -> Value?
+
     /// Takes a ticket for a load of `key` that starts now.
     func beginLoad(forKey key: Key) -> UInt64
 

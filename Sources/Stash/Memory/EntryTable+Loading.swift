@@ -32,6 +32,12 @@ extension EntryTable {
         return .fresh(entry.value, isDue: refreshAfter != .max && now &- entry.writeTime >= refreshAfter)
     }
 
+    /// `key`'s live value, without counting or touching recency.
+    func peekValue(forKey key: Key, hash: UInt32) -> Value? {
+        let slot = find(key, hash: hash).slot
+        return slot >= 0 && isLive(slot, now: nil) ? entries[Int(slot)].value : nil
+    }
+
     /// Makes `key`'s entry expire now, keeping it for its grace. Returns whether
     /// there was a fresh entry.
     func expire(forKey key: Key, hash: UInt32, evicted: inout EvictedEntries<Key, Value>) -> Bool {

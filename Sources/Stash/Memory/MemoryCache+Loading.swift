@@ -49,6 +49,50 @@ extension MemoryCache {
         return try await core.resolveLoad(key, found: found, options: options, loader: loader)
     }
 
+    /// The blocking form of ``value(forKey:options:orLoad:)``, for synchronous
+    /// code: the first thread to miss runs `loader` itself, and other threads
+    /// asking for the key meanwhile block until it ends and share its value or
+    /// its error.
+    ///
+    /// Refresh ahead, the fail-safe, cached errors, the ordering rule and the
+    /// counters work as in the async form; a refresh runs on a background
+    /// dispatch queue. Timeouts do not apply: a synchronous loader cannot be
+    /// left behind. Blocking and async get-or-load calls coordinate separately:
+    /// one of each may load a key at the same moment (the later load's value
+    /// is stored).
+    ///
+    /// Its name differs from the async form's so that a loader closure that
+    /// happens not to `await` never picks it by accident. Do not call it from
+    /// async code (the compiler warns): it blocks its thread for the whole load.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - options: Overrides ``Configuration/loadOptions``. Defaults to `nil`.
+    ///   - loader: Loads the value of a key; called at most once at a time per key
+    ///     by blocking calls.
+    /// - Returns: The cached, loaded or (on failure) stale value.
+    /// - Throws: The loader's error, or a cached one; ``StashError/Code/recursiveLoad``
+    ///   when `loader` asks for its own key on its own thread.
+    /// - Complexity: A hit is O(1). Thread-safe; blocks the calling thread for a load.
+    @available(*, noasync, message: "blocks its thread for the whole load; use value(forKey:options:orLoad:) with await")
+    public func blockingValue(
+        forKey key: Key,
+        options: LoadOptions? = nil,
+        orLoad loader: @escaping @Sendable (Key) throws -> Value
+    ) throws -> Value {
+        let options = options ?? core.loadOptions
+        let found = core.loadLookup(forKey: key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
+        if case .fresh(let value, isDue: false) = found { return value }
+        let core = core
+        return try core.loading.resolveBlocking(
+            key, found: found, options: options,
+            fresh: { core.freshValue(forKey: key) },
+            store: { value, ticket in _ = core.storeLoadedNow(value, forKey: key, ticket: ticket, options: options) },
+            begin: { core.beginLoad(forKey: key) },
+            end: { ticket in core.endLoad(forKey: key, ticket: ticket) },
+            loader: loader)
+    }
+
     /// The values of `keys`, loading every missing one with one call of
     /// `loader`, which receives only the keys that are neither cached nor
     /// being loaded already (those are waited for).
@@ -123,7 +167,7 @@ extension MemoryCache {
     ) async throws -> Value {
         core.loading.forgetError(forKey: key)
         return try await core.loading.load(
-            key, stale: nil, options: options ?? core.loadOptions, target: core, loader: loader)
+            key, stale: nil, options: options ?? core.loadOptions, reloads: true, target: core, loader: loader)
     }
 
     /// Makes `key`'s value expire now: lookups miss it and the next

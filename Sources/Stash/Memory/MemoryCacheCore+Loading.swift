@@ -18,6 +18,11 @@ extension MemoryCacheCore: LoadingTarget {
         try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
     }
 
+    func freshValue(forKey key: Key) -> Value? {
+        let hash = EntryTable<Key, Value>.hash(key)
+        return lock.withLock { table.peekValue(forKey: key, hash: hash) }
+    }
+
     func beginLoad(forKey key: Key) -> UInt64 {
         lock.withLock { _loadTickets.issue(key) }
     }

@@ -115,7 +115,8 @@ extension Cache {
         using loader: @escaping @Sendable (String) async throws -> Value
     ) async throws -> Value {
         loading.forgetError(forKey: key)
-        return try await loading.load(key, stale: nil, options: options ?? loadOptions, target: self, loader: loader)
+        return try await loading.load(
+            key, stale: nil, options: options ?? loadOptions, reloads: true, target: self, loader: loader)
     }
 
     /// Makes `key`'s value expire now: the memory copy is kept as a fail-safe
@@ -171,6 +172,10 @@ extension Cache {
 }
 
 extension Cache: LoadingTarget {
+    func freshValue(forKey key: String) -> Value? {
+        memory?.core.freshValue(forKey: key)
+    }
+
     func beginLoad(forKey key: String) -> UInt64 {
         loadTickets.withLock { $0.issue(key) }
     }
