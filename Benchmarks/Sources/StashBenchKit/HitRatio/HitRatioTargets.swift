@@ -153,7 +153,7 @@ extension BenchReport {
         queue at 1 % although a larger one lets a new key stay until its second read (sprite @ 1000: 88.3, 2.3 \
         under LRU). Ghost hits are the hits a larger queue would have had, as ARC uses them; counting only those \
         within the window w keeps a loop longer than the cache, whose keys come back from deep in the ghost, \
-        from growing the small queue (every ghost hit counted: mean gap −0.95 to −1.05 in simulation).
+        from growing the small queue (every ghost hit counted: a mean gap of −0.90 in simulation, below).
 
         With a cost limit the small queue's budget is the same share of `costLimit` in cost units (and of \
         `countLimit` in entries; over either is over budget), and capacity for the ghost, the shadow and the step \
@@ -192,7 +192,7 @@ extension BenchReport {
         if let s3 = footprint.first(where: { $0.kind == .stash(.s3fifo) }),
            let lru = footprint.first(where: { $0.kind == .stash(.lru) }) {
             out += "Memory per entry beyond key and value, measured full after churning through as many keys again "
-            out += "(ghost included): \(fixed(s3.medianBytesPerEntryBeyondPayload, 1)) B for \(name), "
+            out += "(ghost and shadow included): \(fixed(s3.medianBytesPerEntryBeyondPayload, 1)) B for \(name), "
             out += "\(fixed(lru.medianBytesPerEntryBeyondPayload, 1)) B for LRU (\(s3.entries.formatted()) entries).\n\n"
         }
         let speed = [("get-hit", "reads that hit"), ("set", "sets"), ("zipf 80/20", "the Zipf mix"), ("2 threads", "two threads contending")]
