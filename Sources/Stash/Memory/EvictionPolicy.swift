@@ -9,7 +9,7 @@
 /// | ``lru`` | the entry read or written longest ago | moves the entry to the front |
 /// | ``fifo`` | the entry inserted longest ago | none |
 /// | ``lfu`` | the entry read least often; among equals, the least recently used | moves the entry up one frequency |
-/// | ``s3FIFO`` | a new entry not read again soon; else the oldest entry not read since its last round | bumps a 2-bit counter |
+/// | ``s3FIFO`` (default) | a new entry not read again soon; else the oldest entry not read since its last round | bumps a 2-bit counter |
 ///
 /// Every policy is O(1) per operation (``s3FIFO``: amortised O(1) per eviction).
 public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
@@ -20,7 +20,6 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     let kind: Kind
 
     /// Least recently used: a read or a write makes an entry the last to go.
-    /// The default.
     public static let lru = EvictionPolicy(kind: .lru)
 
     /// First in, first out: entries go in insertion order; reads don't change it,
@@ -40,14 +39,17 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// move on to a main FIFO queue, where each read earns another round
     /// (up to three) before eviction; a ghost queue of recently evicted keys'
     /// hashes lets a key that comes back soon go straight to the main queue.
-    /// The small queue's share of the cache (1 % to 30 %) adapts to where the
-    /// hits are.
+    /// The small queue starts at one entry and moves by one entry per
+    /// marginal hit, within 0–30 % of the cache: a key that comes back soon
+    /// after leaving the small queue grows it, one that comes back soon after
+    /// leaving the main queue shrinks it. The default.
     ///
     /// Resists scans and loops larger than the cache, where LRU and FIFO hit
-    /// almost nothing, and keeps up with LRU on recency-heavy workloads; a read
-    /// only bumps a counter, so reads cost no more than FIFO's. The measured hit
-    /// ratios on real traces, and why this is or is not the default, are in
-    /// the project's `docs/benchmarks.md`.
+    /// almost nothing, and stays within a point of LRU on recency-heavy
+    /// workloads; a read only bumps a counter, so reads cost no more than
+    /// FIFO's. The measured hit ratios on real traces are in the project's
+    /// `docs/benchmarks.md`; choose ``lru`` when keys are almost always read
+    /// again soon after their first use and never in loops.
     ///
     /// Eviction order: trims (``MemoryCache/trim(toCount:)``,
     /// ``MemoryCache/trim(toCost:)``, a lowered limit) take, one at a time, the
@@ -55,8 +57,9 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// Snapshots, ``MemoryCache/keys`` and the tie-break of
     /// ``MemoryCache/trimCostliest(toCost:)`` list the small queue oldest first,
     /// then the main queue oldest first.
-    /// The ghost holds 0.9 × capacity 32-bit hashes, no keys or values, and only
-    /// of entries evicted by a limit: removals and expiry do not enter it.
+    /// The ghost holds 0.9 × capacity 32-bit hashes, and a shadow of the main
+    /// queue's last evictions 0.1 × capacity, no keys or values, and only of
+    /// entries evicted by a limit: removals and expiry enter neither.
     /// Its small-queue budget counts entries against `countLimit` and cost
     /// against `costLimit`, whichever binds.
     public static let s3FIFO = EvictionPolicy(kind: .s3FIFO)

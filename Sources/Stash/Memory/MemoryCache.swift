@@ -70,10 +70,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///     A negative value is logged and treated as 0.
     ///   - ageLimit: How long after its last write an entry expires. Strict. Defaults to `nil`: never.
     ///     A negative value is logged and treated as 0.
-    ///   - policy: Which entry goes first when a limit is reached. Defaults to ``EvictionPolicy/lru``.
+    ///   - policy: Which entry goes first when a limit is reached. Defaults to ``EvictionPolicy/s3FIFO``.
     /// - Complexity: O(1). Does not block.
     public convenience init(
-        countLimit: Int = .max, costLimit: Int = .max, ageLimit: Duration? = nil, policy: EvictionPolicy = .lru
+        countLimit: Int = .max, costLimit: Int = .max, ageLimit: Duration? = nil, policy: EvictionPolicy = .s3FIFO
     ) {
         self.init(configuration: Configuration(
             countLimit: countLimit, costLimit: costLimit, ageLimit: ageLimit, policy: policy))

@@ -3,7 +3,8 @@ import Testing
 
 /// Scripted sequences with known outcomes for each rule of ``EvictionPolicy/s3FIFO``.
 ///
-/// With `countLimit` 4 the small queue's budget is 1 entry (1 %, at least 1).
+/// With `countLimit` 4 the small queue's budget is 1 entry (its share starts at
+/// 0, and it may always hold one entry); the adaptation window is 1 eviction.
 /// `keys` lists the small queue oldest first, then the main queue oldest first.
 @Suite struct EvictionPolicyS3FIFOTests {
     /// A cache of capacity 4 holding a, b, c in the main queue and d in the small one.
@@ -119,58 +120,105 @@ import Testing
         #expect(cache.keys == ["e", "c"])
     }
 
-    @Test func theSmallQueueGrowsTowardDenserHits() {
-        // countLimit 100: period 400 requests once the cache has evicted; small budget 1.
+    @Test func marginalHitsMoveTheSmallQueueByOneEntry() {
+        // countLimit 100: the window is 10 evictions; one entry of capacity is `step`.
+        let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100, policy: .s3FIFO)
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
+        let step = (AdaptiveFIFOQueue.shareScale + 99) / 100
+        let inMain = { (key: Int) in queue.isInMainQueue(cache.core.table.find(key, hash: EntryTable<Int, Int>.hash(key)).slot) }
+        for key in 0..<100 { cache.setValue(key, forKey: key) }
+        #expect(queue.smallShare == 0 && queue.smallCount == 1, "the small queue starts at one entry")
+        cache.setValue(100, forKey: 100)  // 99 leaves the small queue into the ghost
+        cache.setValue(99, forKey: 99)  // evicted 0 evictions ago: a larger small queue would have kept it
+        #expect(queue.smallShare == step)
+        #expect(inMain(99))
+        // 99 entered the main queue, which evicted 0 into the shadow; 0 comes back.
+        cache.setValue(0, forKey: 0)  // a larger main queue would have kept it
+        #expect(queue.smallShare == 0)
+        #expect(!inMain(0))
+        // 100 left the small queue just now; 11 more leave after it, past the window.
+        for key in 200..<211 { cache.setValue(key, forKey: key) }
+        cache.setValue(100, forKey: 100)
+        #expect(inMain(100), "still a ghost hit")
+        #expect(queue.smallShare == 0, "but not a marginal one")
+        // 100 entering the main queue evicted 1 into the shadow: at the lower bound, the share stays.
+        cache.setValue(1, forKey: 1)
+        #expect(queue.smallShare == 0)
+        #expect(queue.invariantsHold())
+    }
+
+    /// Brings back, again and again, the key the small queue has just evicted,
+    /// until the small queue's share reaches its upper bound.
+    private func growSmallQueueToItsBound(_ cache: MemoryCache<Int, Int>, firstNewKey: Int, cost: Int = 0) {
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
+        let events = EvictionRecorder<Int, Int>()
+        cache.onEvict = events.callback
+        var newKey = firstNewKey
+        while queue.smallShare < AdaptiveFIFOQueue.maxSmallShare && newKey < firstNewKey + 10_000 {
+            let small = Set(cache.keys.prefix(queue.smallCount))
+            events.reset()
+            cache.setValue(newKey, forKey: newKey, cost: cost)
+            newKey += 1
+            for key in events.all.map(\.key) where small.contains(key) {
+                let before = queue.smallShare
+                cache.setValue(key, forKey: key, cost: cost)
+                #expect(queue.smallShare > before || queue.smallShare == AdaptiveFIFOQueue.maxSmallShare)
+            }
+            #expect(cache.count <= cache.countLimit && cache.totalCost <= cache.costLimit)
+        }
+        cache.onEvict = nil
+    }
+
+    @Test func theSmallQueueGrowsUpToThirtyPercent() {
         let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100, policy: .s3FIFO)
         let queue = cache.core.table.queue as! AdaptiveFIFOQueue
         for key in 0..<100 { cache.setValue(key, forKey: key) }
-        // Each round: a new key (1 request), then 3 hits while it is in the small queue.
-        for round in 0..<100 {
-            cache.setValue(0, forKey: 1_000 + round)
-            for _ in 0..<3 { _ = cache.value(forKey: 1_000 + round) }
-        }
-        #expect(queue.smallShare == 10, "400 requests counted, the period ends at the next insert")
-        cache.setValue(0, forKey: 5_000)
-        // 300 small-queue hits, none in the main queue: the full step of 3 % of capacity.
-        #expect(queue.smallShare == 40)
-        // Now only main-queue hits: one full step back down, never below 1 %.
-        let mainKeys = cache.keys.filter { queue.isInMainQueue(cache.core.table.find($0, hash: EntryTable<Int, Int>.hash($0)).slot) }
-        for step in 0..<400 { _ = cache.value(forKey: mainKeys[step % 10]) }
-        cache.setValue(0, forKey: 5_001)
-        #expect(queue.smallShare == 10)
+        growSmallQueueToItsBound(cache, firstNewKey: 1_000)
+        #expect(queue.smallShare == AdaptiveFIFOQueue.maxSmallShare)
+        // The budget is now 29 entries (30 % rounded down); new keys fill the small queue up to it.
+        for key in 20_000..<20_100 { cache.setValue(key, forKey: key) }
+        #expect(queue.smallCount == 29)
         #expect(queue.invariantsHold())
     }
 
     @Test func aLargeDropInTheBudgetMovesABoundedNumberPerOperation() {
-        let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100_000, policy: .s3FIFO)
+        let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100, policy: .s3FIFO)
         let queue = cache.core.table.queue as! AdaptiveFIFOQueue
-        for key in 0..<1_000 { cache.setValue(key, forKey: key) }
-        #expect(queue.smallCount == 1_000, "a budget of 1,000 entries")
-        cache.countLimit = 2_000  // budget 20; nothing to evict
-        #expect(queue.smallCount == 1_000)
-        cache.setValue(0, forKey: 5_000)
-        #expect(queue.smallCount == 1_001 - AdaptiveFIFOQueue.maxTransfers)
-        cache.setValue(0, forKey: 5_001)
-        #expect(queue.smallCount == 1_002 - 2 * AdaptiveFIFOQueue.maxTransfers)
+        for key in 0..<100 { cache.setValue(key, forKey: key) }
+        growSmallQueueToItsBound(cache, firstNewKey: 1_000)
+        cache.trim(toCount: 0)
+        cache.countLimit = 1_000  // a budget of 299 entries
+        for key in 20_000..<20_200 { cache.setValue(key, forKey: key) }
+        #expect(queue.smallCount == 200)
+        cache.countLimit = 250  // budget 74; nothing to evict
+        #expect(queue.smallCount == 200)
+        cache.setValue(0, forKey: 30_000)
+        #expect(queue.smallCount == 201 - AdaptiveFIFOQueue.maxTransfers)
+        cache.setValue(0, forKey: 30_001)
+        #expect(queue.smallCount == 202 - 2 * AdaptiveFIFOQueue.maxTransfers)
         #expect(queue.invariantsHold())
     }
 
     @Test func costLimitsBudgetTheSmallQueueInCost() {
-        // costLimit 1,000: the small queue holds at most 10 cost units.
-        let cache = makeMemoryCache(costLimit: 1_000, policy: .s3FIFO)
-        let queue = queue(cache)
-        cache.setValue(0, forKey: "a", cost: 4)
-        cache.setValue(1, forKey: "b", cost: 4)
-        #expect(queue.smallCount == 2)
-        cache.setValue(2, forKey: "c", cost: 4)  // 12 > 10: a moves on
-        #expect(cache.keys == ["b", "c", "a"])
-        cache.setValue(3, forKey: "b", cost: 9)  // b's new cost: 13 > 10, b moves on
-        #expect(cache.keys == ["c", "a", "b"])
-        // Filling to the cost limit evicts new entries from the small queue first.
-        for index in 0..<300 {
-            cache.setValue(index, forKey: "k\(index)", cost: 7)
+        // costLimit 1,000 and entries of cost 10: capacity is the 100 entries held.
+        let cache = makeMemoryCache(Int.self, Int.self, costLimit: 1_000, policy: .s3FIFO)
+        let queue = cache.core.table.queue as! AdaptiveFIFOQueue
+        for key in 0..<100 { cache.setValue(key, forKey: key, cost: 10) }
+        #expect(queue.smallCount == 1, "a share of 0 still holds one entry, whatever its cost")
+        growSmallQueueToItsBound(cache, firstNewKey: 1_000, cost: 10)
+        #expect(queue.smallShare == AdaptiveFIFOQueue.maxSmallShare)
+        // 30 % of 1,000 cost units, rounded down: 299, so 29 entries of cost 10.
+        for key in 20_000..<20_100 {
+            cache.setValue(key, forKey: key, cost: 10)
             #expect(cache.totalCost <= 1_000)
         }
+        #expect(queue.smallCount == 29)
+        // An overwrite that takes the small queue to 300 cost units moves its oldest on.
+        let (oldest, second) = (cache.keys[0], cache.keys[1])
+        cache.setValue(0, forKey: second, cost: 20)
+        #expect(queue.smallCount == 28)
+        #expect(queue.isInMainQueue(cache.core.table.find(oldest, hash: EntryTable<Int, Int>.hash(oldest)).slot))
+        #expect(cache.totalCost <= 1_000)
         #expect(queue.invariantsHold())
     }
 

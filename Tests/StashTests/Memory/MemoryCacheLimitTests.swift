@@ -112,7 +112,7 @@ import Testing
 
         let defaults = MemoryCache<String, Int>.Configuration()
         #expect(defaults.countLimit == .max && defaults.costLimit == .max && defaults.ageLimit == nil)
-        #expect(defaults.policy == .lru && defaults.autoTrimInterval == .seconds(5))
+        #expect(defaults.policy == .s3FIFO && defaults.autoTrimInterval == .seconds(5))
         #expect(defaults.releasesValuesInBackground && defaults.removesAllOnMemoryPressure)
         let short = MemoryCache<String, Int>(countLimit: 3, policy: .lfu)
         #expect(short.countLimit == 3 && short.costLimit == .max && short.autoTrimInterval == .seconds(5))

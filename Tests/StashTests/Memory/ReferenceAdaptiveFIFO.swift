@@ -13,11 +13,11 @@ struct ReferenceAdaptiveFIFO {
     var main: [Int] = []  // oldest first
     var counter: [Int: Int] = [:]
     var cost: [Int: Int] = [:]
-    var ghost: [(fingerprint: UInt32, alive: Bool)] = []  // oldest first
-    var share = 10  // the small queue's share of the limits, in thousandths
+    var ghost: [(fingerprint: UInt32, alive: Bool)] = []  // evicted from the small queue, oldest first
+    var shadow: [(fingerprint: UInt32, alive: Bool)] = []  // evicted from the main queue, oldest first
+    var share = 0  // the small queue's share of the limits, in units of 2^-32
+    let maxShare = (1 << 32) / 10 * 3
     var peak = 0
-    var hasEvicted = false
-    var requests = 0, smallHits = 0, mainHits = 0
     var pending: (toMain: Bool, cost: Int)?
     var overwriting: Int?
 
@@ -26,26 +26,32 @@ struct ReferenceAdaptiveFIFO {
     /// The cache's total cost, without the old cost of a key being overwritten.
     var totalCost: Int { cost.filter { $0.key != overwriting }.values.reduce(0, +) }
     var capacity: Int { min(countLimit, peak) }
-    var ghostLimit: Int { Self.share(900, of: capacity) }
+    var ghostLimit: Int { Self.thousandths(900, of: capacity) }
+    /// The adaptation window, and the shadow's size.
+    var window: Int { max(1, Self.thousandths(100, of: capacity)) }
 
-    static func share(_ share: Int, of limit: Int) -> Int { limit / 1000 * share + limit % 1000 * share / 1000 }
+    static func thousandths(_ share: Int, of limit: Int) -> Int { limit / 1000 * share + limit % 1000 * share / 1000 }
 
     func smallIsOverBudget() -> Bool {
         let extra = pending.map { $0.toMain ? (0, 0) : (1, $0.cost) } ?? (0, 0)
         let smallCost = small.reduce(0) { $0 + cost[$1]! } + extra.1
-        return (countLimit != .max && small.count + extra.0 > max(1, Self.share(share, of: countLimit)))
-            || (costLimit != .max && smallCost > Self.share(share, of: costLimit))
+        let entries = small.count + extra.0
+        return (countLimit != .max && entries > max(1, (countLimit * share) >> 32))
+            || (costLimit != .max && entries > 1 && smallCost > (costLimit * share) >> 32)
     }
 
-    func inGhost(_ key: Int) -> Bool {
-        ghost.suffix(ghostLimit).contains { $0.fingerprint == fingerprint(key) && $0.alive }
+    /// Evictions from the small queue since `key`'s, or nil when the ghost does not remember it.
+    func ghostAge(_ key: Int) -> Int? {
+        let remembered = ghost.suffix(ghostLimit)
+        return remembered.lastIndex { $0.fingerprint == fingerprint(key) && $0.alive }.map { remembered.endIndex - 1 - $0 }
+    }
+
+    func inShadow(_ key: Int) -> Bool {
+        shadow.suffix(window).contains { $0.fingerprint == fingerprint(key) && $0.alive }
     }
 
     mutating func countHit(_ key: Int) {
         counter[key] = min(counter[key]! + 1, 3)
-        guard hasEvicted else { return }
-        requests += 1
-        if small.contains(key) { smallHits += 1 } else { mainHits += 1 }
     }
 
     /// A lookup: true on a hit.
@@ -90,8 +96,11 @@ struct ReferenceAdaptiveFIFO {
             }
         } else {
             main.removeAll { $0 == key }
+            if evicted {
+                shadow.append((fingerprint(key), true))
+                shadow.removeFirst(max(0, shadow.count - window))
+            }
         }
-        if evicted { hasEvicted = true }
         counter[key] = nil
         cost[key] = nil
     }
@@ -111,6 +120,7 @@ struct ReferenceAdaptiveFIFO {
     mutating func setLimits(countLimit: Int, costLimit: Int) -> [Int] {
         (self.countLimit, self.costLimit) = (countLimit, costLimit)
         ghost.removeFirst(max(0, ghost.count - ghostLimit))
+        shadow.removeFirst(max(0, shadow.count - window))
         return makeRoom(count: 0, cost: 0, protecting: nil)
     }
 
@@ -138,16 +148,6 @@ struct ReferenceAdaptiveFIFO {
         }
     }
 
-    mutating func adaptIfDue() {
-        guard hasEvicted, requests >= min(4 * capacity, 100_000) else { return }
-        let smallDensity = smallHits * max(main.count, 1)
-        let mainDensity = mainHits * max(small.count, 1)
-        (requests, smallHits, mainHits) = (0, 0, 0)
-        guard max(smallDensity, mainDensity) > 0, smallDensity != mainDensity else { return }
-        let step = 30 * abs(smallDensity - mainDensity) / max(smallDensity, mainDensity)
-        share = min(300, max(10, share + (smallDensity > mainDensity ? step : -step)))
-    }
-
     /// A store: inserts `key` or overwrites it (a hit). Returns the evicted keys.
     mutating func set(_ key: Int, cost newCost: Int = 0) -> [Int] {
         if counter[key] != nil {
@@ -159,7 +159,17 @@ struct ReferenceAdaptiveFIFO {
             transferExcess()
             return evicted
         }
-        pending = (inGhost(key), newCost)
+        // Marginal hits move the small queue's share by one entry of capacity.
+        let age = ghostAge(key)
+        var entries = 0
+        if let age, age < window { entries += 1 }
+        if inShadow(key) {
+            for index in shadow.indices where shadow[index].fingerprint == fingerprint(key) { shadow[index].alive = false }
+            entries -= 1
+        }
+        let step = ((1 << 32) + max(capacity, 1) - 1) / max(capacity, 1)
+        share = min(maxShare, max(0, share + entries * step))
+        pending = (age != nil, newCost)
         let evicted = makeRoom(count: 1, cost: newCost, protecting: nil)
         let toMain = pending!.toMain
         pending = nil
@@ -170,9 +180,7 @@ struct ReferenceAdaptiveFIFO {
         cost[key] = newCost
         if toMain { main.append(key) } else { small.append(key) }
         peak = max(peak, count)
-        if hasEvicted { requests += 1 }
         transferExcess()
-        adaptIfDue()
         return evicted
     }
 }

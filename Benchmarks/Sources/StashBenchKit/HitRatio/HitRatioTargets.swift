@@ -25,8 +25,9 @@ public struct HitRatioCheck: Sendable, Codable {
     public var value: String
     public var limit: String
     public var passed: Bool
-    /// Enforced by `--strict`: the required targets the policy meets today. A
-    /// known miss or a stretch target is reported and not enforced (see docs/benchmarks.md).
+    /// Enforced by `--strict`: the required targets (the four cells, the mean
+    /// gap, the 1.5-point limit under LRU). A stretch target is reported and
+    /// not enforced (see docs/benchmarks.md).
     public var enforced: Bool
 }
 
@@ -37,8 +38,7 @@ extension HitRatioRow {
     var policyValue: Double? { stash[HitRatioTargets.policy.rawValue] }
 }
 
-/// Checks the targets against replayed rows. Targets that are known misses
-/// (listed in `knownMisses`) or stretch goals are not enforced.
+/// Checks the targets against replayed rows. Stretch goals are not enforced.
 public func checkHitRatioTargets(_ rows: [HitRatioRow]) -> [HitRatioCheck] {
     let name = HitRatioTargets.policy.rawValue
     guard rows.contains(where: { $0.policyValue != nil }) else { return [] }
@@ -53,13 +53,13 @@ public func checkHitRatioTargets(_ rows: [HitRatioRow]) -> [HitRatioCheck] {
     let meanGap = gaps.reduce(0, +) / Double(max(gaps.count, 1))
     checks.append(HitRatioCheck(target: "\(name): mean gap to best known over \(gaps.count) cells",
                                 value: signedPoints(meanGap), limit: ">= \(signedPoints(HitRatioTargets.meanGapFloor))",
-                                passed: meanGap >= HitRatioTargets.meanGapFloor, enforced: false))
+                                passed: meanGap >= HitRatioTargets.meanGapFloor, enforced: true))
     let underLRU = rows.compactMap { row in row.gapToLRU.map { (row, $0) } }.min { $0.1 < $1.1 }
     if let (row, gap) = underLRU {
         for (limit, stretch) in [(HitRatioTargets.underLRULimit, false), (HitRatioTargets.underLRUStretch, true)] {
             checks.append(HitRatioCheck(
                 target: "\(name): never more than \(limit) points under LRU\(stretch ? " (stretch)" : "") (worst: \(row.trace) @ \(row.capacity))",
-                value: signedPoints(gap), limit: ">= \(signedPoints(-limit))", passed: gap >= -limit, enforced: false))
+                value: signedPoints(gap), limit: ">= \(signedPoints(-limit))", passed: gap >= -limit, enforced: !stretch))
         }
     }
     let underBest = rows.compactMap { row in row.gapToBest.map { (row, $0) } }.min { $0.1 < $1.1 }
@@ -119,7 +119,7 @@ extension BenchReport {
             headers: ["target", "value", "limit", "result", "--strict"],
             alignments: [.left, .right, .right, .left, .left],
             rows: checks.map { [$0.target, $0.value, $0.limit, $0.passed ? "PASS" : "FAIL", $0.enforced ? "enforced" : "reported"] },
-            notes: ["--strict fails on an enforced target that fails; the others are reported (a known miss or a stretch goal, see the page's hit-ratio notes)."])
+            notes: ["--strict fails on an enforced target that fails; the stretch goals are reported."])
     }
 }
 
@@ -132,21 +132,32 @@ extension BenchReport {
         let checks = checkHitRatioTargets(hitRatio)
         guard !checks.isEmpty else { return nil }
         var out = """
-        ### \(name): `EvictionPolicy.s3FIFO`
+        ### \(name): `EvictionPolicy.s3FIFO`, the default
 
-        S3-FIFO (Yang et al., SOSP '23) with an adaptive small queue, as issue #14 describes it: new keys enter a \
-        small FIFO queue; one that is read twice there (a 2-bit counter, capped at 3) moves on to the main FIFO queue, \
-        others leave and their 32-bit key hash goes to a ghost FIFO of 0.9 × capacity hashes; a key whose hash the \
-        ghost remembers enters the main queue directly. The main queue evicts its oldest entry whose counter is 0, \
-        decrementing and requeueing the others (amortised O(1)). A hit only bumps the counter. The small queue's \
-        share starts at 1 % of the limits and moves, every min(4 × capacity, 100,000) requests once the cache has \
-        evicted, toward the queue with more hits per entry (gain 0.03, proportional to the difference), within \
-        1–30 %. Explicit removals and expiry do not enter the ghost. At most 16 entries per call move from the \
-        small to the main queue beyond what an eviction needs, so a drop in the share is spread over calls.
+        S3-FIFO (Yang et al., SOSP '23) with a small queue sized by marginal hits. New keys enter a small FIFO \
+        queue; one that is read twice there (a 2-bit counter, capped at 3) moves on to the main FIFO queue, others \
+        leave and their 32-bit key hash goes to a ghost FIFO of 0.9 × capacity hashes; a key whose hash the ghost \
+        remembers enters the main queue directly. The main queue evicts its oldest entry whose counter is 0, \
+        decrementing and requeueing the others (amortised O(1)). A hit only bumps the counter. A shadow FIFO \
+        remembers the hashes of the last w = 0.1 × capacity evictions from the main queue. The small queue starts \
+        at one entry and moves by one entry of capacity per marginal hit: a new key the ghost remembers from fewer \
+        than w evictions ago would have hit in a small queue w entries larger, so it grows; a new key the shadow \
+        remembers would have hit in a main queue w entries larger, so it shrinks; within 0–30 % of the limits (it \
+        always may hold one entry). Explicit removals and expiry enter neither FIFO. At most 16 entries per call \
+        move from the small to the main queue beyond what an eviction needs, so a drop in the share is spread \
+        over calls.
+
+        Why marginal hits: the hit-density climber of the first version (every min(4 × capacity, 100,000) \
+        requests, move toward the queue with more hits per entry) measured where hits land, not what one more \
+        entry would add. On recency-driven traces (sprite) most hits land in the main queue, so it kept the small \
+        queue at 1 % although a larger one lets a new key stay until its second read (sprite @ 1000: 88.3, 2.3 \
+        under LRU). Ghost hits are the hits a larger queue would have had, as ARC uses them; counting only those \
+        within the window w keeps a loop longer than the cache, whose keys come back from deep in the ghost, \
+        from growing the small queue (every ghost hit counted: a mean gap of −0.90 in simulation, below).
 
         With a cost limit the small queue's budget is the same share of `costLimit` in cost units (and of \
-        `countLimit` in entries; over either is over budget), and capacity for the ghost and the period is the \
-        most entries the cache has held. "Eviction order": trims and lowered limits take, one at a time, the \
+        `countLimit` in entries; over either is over budget), and capacity for the ghost, the shadow and the step \
+        is the most entries the cache has held. "Eviction order": trims and lowered limits take, one at a time, the \
         entry the next eviction would take (second chances included); snapshots, `keys` and the cost-first \
         trim's tie-break list the small queue oldest first, then the main queue oldest first.
 
@@ -154,28 +165,34 @@ extension BenchReport {
         """
         let misses = checks.filter { !$0.passed && !$0.target.contains("stretch") }
         if misses.isEmpty {
-            out += "Every required target passes in this run.\n\n"
+            out += "Every required target passes in this run, so `MemoryCache` uses `.s3FIFO` by default; `.lru`, `.fifo` and `.lfu` stay selectable.\n\n"
         } else {
-            out += "Required targets missed in this run: " + misses.map { "\($0.target) (\($0.value), limit \($0.limit))" }.joined(separator: "; ") + ". "
-            out += """
-            The misses come from two mechanisms, not from one trace: a loop slightly longer than the cache \
-            (multi1 holds cs's loop over about 1.4 × capacity at 1,000), where LIRS keeps a fixed part of the \
-            loop resident and S3-FIFO's ghost cannot; and purely recency-driven traces (sprite), where a new key \
-            must be read twice within the small queue to stay, so the small queue would need to sit near its 30 % \
-            bound from the start, and the hit-density rule settles lower (a fixed 30 % share reaches 90.08 on \
-            sprite @ 1000 in simulation, but costs 3.5 points of mean gap elsewhere). Variants tried in simulation and \
-            rejected: a larger ghost (2 × capacity: mean gap −1.8), promotion at one read (−0.63), a hill climber \
-            on the hit rate instead of hit density (−0.63 to −0.75, noisy), larger adaptation gains (−0.51 at \
-            0.06, −0.78 at 0.3). Because required targets are missed, `MemoryCache` keeps LRU as its default; \
-            `.s3FIFO` is opt-in.
-
-
-            """
+            out += "Required targets missed in this run: " + misses.map { "\($0.target) (\($0.value), limit \($0.limit))" }.joined(separator: "; ") + ".\n\n"
         }
+        out += """
+        Stretch misses: no cell within 0.5 of the best known value on multi1 @ 1000, cs @ 500, ps @ 1000, \
+        multi3 @ 2000, cpp @ 200 and sprite @ 1000 (see the table). The largest, multi1 @ 1000, is a loop slightly \
+        longer than the cache (cs's loop over about 1.4 × capacity beside cpp), where LIRS keeps a fixed part of the \
+        loop resident and S3-FIFO's ghost cannot.
+
+        Measured in a simulator of the policy over the same 25 cells (mean gap to best known; worst cell under LRU). \
+        The simulator's count-only queues come out a little better than `MemoryCache` on the mean (this rule: \
+        −0.34; −0.69; the first version: −0.53; −2.37), so compare its rows with each other. Not adopted: the \
+        small queue starting at 1 % (−0.39; −0.63); every ghost hit counted, no window, as in ARC (−0.90; −0.67); a \
+        window of 0.05 or 0.2 × capacity (−0.35; −0.84 and −0.37; −0.73) or steps of 0.5 or 2 entries (−0.36; −0.88 \
+        and −0.35; −0.73): a plateau, not a tuned point; the hit-density climber kept beside the rule (−0.36; \
+        −0.89); the ghost's age counted in insertions rather than evictions (−0.38; −1.14); an admission gate on \
+        ghost hits by hash, adapted on admissions evicted unread (−0.34; −0.69: no change on multi1); the \
+        ghost's reach adapted on shadow hits (−0.34; −0.69: no change). The ghost's size stays the issue's \
+        0.9 × capacity: the loop cells flip around it (0.7: −0.22, 0.8: −0.36, 1.0: −1.20, multi1 and gli \
+        moving by points), so it is not tuned to these traces.
+
+
+        """
         if let s3 = footprint.first(where: { $0.kind == .stash(.s3fifo) }),
            let lru = footprint.first(where: { $0.kind == .stash(.lru) }) {
             out += "Memory per entry beyond key and value, measured full after churning through as many keys again "
-            out += "(ghost included): \(fixed(s3.medianBytesPerEntryBeyondPayload, 1)) B for \(name), "
+            out += "(ghost and shadow included): \(fixed(s3.medianBytesPerEntryBeyondPayload, 1)) B for \(name), "
             out += "\(fixed(lru.medianBytesPerEntryBeyondPayload, 1)) B for LRU (\(s3.entries.formatted()) entries).\n\n"
         }
         let speed = [("get-hit", "reads that hit"), ("set", "sets"), ("zipf 80/20", "the Zipf mix"), ("2 threads", "two threads contending")]

@@ -1,9 +1,10 @@
-/// S3-FIFO (Yang et al., SOSP '23) with an adaptive small queue: the policy
-/// behind ``EvictionPolicy/s3FIFO``.
+/// S3-FIFO (Yang et al., SOSP '23) with a small queue sized by shadow hits:
+/// the policy behind ``EvictionPolicy/s3FIFO``.
 ///
 /// Three FIFOs: a small queue `S` that new keys enter, a main queue `M`, and
-/// ``GhostFingerprints`` `G` remembering the keys recently evicted from `S`.
-/// Each entry carries a 2-bit use counter.
+/// ``GhostFingerprints`` `G` remembering the keys recently evicted from `S`;
+/// plus a short shadow `H` of the keys recently evicted from `M`, used only to
+/// size `S`. Each entry carries a 2-bit use counter.
 /// - A read or an overwrite sets the counter to min(counter + 1, 3). Nothing moves.
 /// - A new key enters `M` if `G` remembers its fingerprint (and `G` forgets it),
 ///   otherwise `S`; either way with counter 0.
@@ -12,26 +13,29 @@
 ///   counter ≥ 2 it moves to `M` (counter 0) and the search goes on, otherwise it
 ///   is the victim, and its fingerprint goes to `G` once it is evicted. Else take
 ///   `M`'s oldest: with counter > 0 it is decremented and moved to `M`'s newest
-///   end, and the search goes on; otherwise it is the victim.
-/// - Explicit removals, replacements and expiry unlink an entry without telling `G`.
-/// - `S`'s budget is a fraction of the limits, between 1 % and 30 %: in entries
-///   of `countLimit` and in cost units of `costLimit`; `S` is over budget when
-///   either is exceeded. While the cache is not full, entries past `S`'s budget
-///   move to `M`.
-/// - Adaptation: once the cache has evicted, every min(4 × capacity, 100,000)
-///   requests (reads, inserts and overwrites) the fraction moves toward the
-///   queue with more hits per entry over the period, by up to 3 % of capacity
-///   in proportion to the difference in hit density (the hit-density rule of
-///   Caffeine's climber). Capacity is `countLimit`, or the most entries the cache
-///   has held if that is smaller (a cache limited by cost).
-/// - `G` remembers 0.9 × capacity fingerprints.
+///   end, and the search goes on; otherwise it is the victim, and its
+///   fingerprint goes to `H` once it is evicted.
+/// - Explicit removals, replacements and expiry unlink an entry without telling `G` or `H`.
+/// - `S`'s budget is a share of the limits, between 0 and 30 % (it starts at
+///   0): in entries of `countLimit` and in cost units of `costLimit`; `S` is
+///   over budget when either is exceeded, except that it may always hold one
+///   entry. While the cache is not full, entries past `S`'s budget move to `M`.
+/// - Adaptation, by marginal hits: the window `w` is 0.1 × capacity (at least 1). A new key
+///   that `G` remembers from fewer than `w` evictions ago would have been a hit
+///   had `S` been `w` entries larger, so the share grows by one entry
+///   (1 / capacity); a new key that `H` remembers (the last `w` evictions from
+///   `M`) would have been a hit had `M` been `w` larger, so the share shrinks by
+///   one entry. `H` forgets a key it matched. Capacity is `countLimit`, or the
+///   most entries the cache has held if that is smaller (a cache limited by cost).
+/// - `G` remembers 0.9 × capacity fingerprints; `H` remembers `w`.
 /// - Bounded work: one call moves at most ``maxTransfers`` entries from `S` to `M`
-///   beyond what an eviction needs; the rest of a large drop in `S`'s budget is
+///   beyond what an eviction needs; the rest of a drop in `S`'s budget is
 ///   carried to later calls. `M`'s second chances are amortised O(1): each
 ///   counter decrement pays back an earlier increment.
 ///
 /// Per-slot memory: the list links (8 bytes) and one state byte; plus the ghost,
-/// about 4–8 bytes of ring and 8–16 bytes of table per 0.9 entries of capacity.
+/// about 4–8 bytes of ring and 8–16 bytes of table per 0.9 entries of capacity,
+/// and the shadow, the same per 0.1 entries.
 final class AdaptiveFIFOQueue: EvictionQueue {
 
     // `@exclusivity(unchecked)`: lock-guarded state; the rationale is on EntryTable.
@@ -39,13 +43,16 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     /// The most entries one call moves from the small queue to the main queue
     /// beyond what its eviction needs.
     static var maxTransfers: Int { 16 }
-    /// The small queue's share of the limits, in thousandths: its bounds and its start.
-    static var minSmallShare: Int { 10 }
-    static var maxSmallShare: Int { 300 }
-    /// The largest adaptation step, in thousandths of capacity.
-    static var adaptationGain: Int { 30 }
+    /// The unit of ``smallShare``: a share of 1 is `shareScale`.
+    static var shareScale: Int { 1 << 32 }
+    /// The small queue's share of the limits, in units of 1 / ``shareScale``:
+    /// its bounds, and its start (the lower bound: one entry, whatever its cost).
+    static var minSmallShare: Int { 0 }
+    static var maxSmallShare: Int { shareScale / 10 * 3 }
     /// The ghost's size, in thousandths of capacity.
     static var ghostShare: Int { 900 }
+    /// The adaptation window, and the shadow's size, in thousandths of capacity.
+    static var windowShare: Int { 100 }
 
     private static let counterMask: UInt8 = 0b11
     private static let inMainBit: UInt8 = 0b100
@@ -59,6 +66,8 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     /// Per slot cost, allocated when the first entry with a cost arrives.
     @exclusivity(unchecked) private var costs = SlotColumn<Int>(defaultValue: 0)
     let ghost = GhostFingerprints()
+    /// The fingerprints of the last evictions from the main queue, as many as the adaptation window.
+    let mainShadow = GhostFingerprints()
 
     @exclusivity(unchecked) private(set) var smallCount = 0
     @exclusivity(unchecked) private(set) var mainCount = 0
@@ -66,7 +75,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
 
     @exclusivity(unchecked) private var countLimit = Int.max
     @exclusivity(unchecked) private var costLimit = Int.max
-    /// The small queue's share of the limits, in thousandths.
+    /// The small queue's share of the limits, in units of 1 / ``shareScale``.
     @exclusivity(unchecked) private(set) var smallShare = AdaptiveFIFOQueue.minSmallShare
     @exclusivity(unchecked) private var smallCountBudget = Int.max
     @exclusivity(unchecked) private var smallCostBudget = Int.max
@@ -77,12 +86,6 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     @exclusivity(unchecked) private var pendingToMain = false
     @exclusivity(unchecked) private var pendingCount = 0
     @exclusivity(unchecked) private var pendingCost = 0
-
-    // Adaptation, counted once the cache has evicted.
-    @exclusivity(unchecked) private var hasEvicted = false
-    @exclusivity(unchecked) private var periodRequests = 0
-    @exclusivity(unchecked) private var periodSmallHits = 0
-    @exclusivity(unchecked) private var periodMainHits = 0
 
     deinit {
         state.deallocate()
@@ -107,26 +110,54 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     }
 
     /// `share` thousandths of `limit`, without overflow.
-    private static func share(_ share: Int, of limit: Int) -> Int {
+    private static func thousandths(_ share: Int, of limit: Int) -> Int {
         limit / 1000 * share + limit % 1000 * share / 1000
     }
 
-    private func updateBudgets() {
-        smallCountBudget = countLimit == .max ? .max : Swift.max(1, Self.share(smallShare, of: countLimit))
-        smallCostBudget = costLimit == .max ? .max : Self.share(smallShare, of: costLimit)
-        ghost.setLimit(Self.share(Self.ghostShare, of: capacity))
+    /// ⌊`limit` × `share` / ``shareScale``⌋ for `share` in 0...``shareScale``, without overflow.
+    static func scaled(_ limit: Int, by share: Int) -> Int {
+        let (high, low) = limit.multipliedFullWidth(by: share)
+        return high << 32 | Int(low >> 32)
     }
 
+    private func updateBudgets() {
+        updateSmallBudgets()
+        updateGhostLimits()
+    }
+
+    private func updateSmallBudgets() {
+        smallCountBudget = countLimit == .max ? .max : Swift.max(1, Self.scaled(countLimit, by: smallShare))
+        smallCostBudget = costLimit == .max ? .max : Self.scaled(costLimit, by: smallShare)
+    }
+
+    private func updateGhostLimits() {
+        ghost.setLimit(Self.thousandths(Self.ghostShare, of: capacity))
+        mainShadow.setLimit(Swift.max(1, Self.thousandths(Self.windowShare, of: capacity)))
+    }
+
+    /// Over either budget; one entry (counting the pending one) never is.
     private var smallIsOverBudget: Bool {
-        smallCount + pendingCount > smallCountBudget || smallCost > smallCostBudget - pendingCost
+        let entries = smallCount + pendingCount
+        return entries > smallCountBudget || (entries > 1 && smallCost > smallCostBudget - pendingCost)
     }
 
     // MARK: - Operations
 
     func willInsert(hash: UInt32, cost: Int) {
-        pendingToMain = ghost.contains(hash)
+        let ghostAge = ghost.age(of: hash)
+        pendingToMain = ghostAge >= 0
         pendingCount = pendingToMain ? 0 : 1
         pendingCost = pendingToMain ? 0 : cost
+        // Marginal hits: a small queue `window` larger would have kept this
+        // key; a main queue `window` larger would have kept this one.
+        let window = mainShadow.limit
+        var step = 0
+        if pendingToMain && ghostAge < window { step += 1 }
+        if mainShadow.contains(hash) {
+            mainShadow.forget(hash)
+            step -= 1
+        }
+        if step != 0 { adaptSmallShare(byEntries: step) }
     }
 
     func insert(_ slot: Int32, hash: UInt32, cost: Int) {
@@ -146,21 +177,15 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         }
         if smallCount + mainCount > peakCount {
             peakCount = smallCount + mainCount
-            if peakCount <= countLimit { ghost.setLimit(Self.share(Self.ghostShare, of: capacity)) }
+            if peakCount <= countLimit { updateGhostLimits() }
         }
-        if hasEvicted { periodRequests += 1 }
         transferExcess()
-        adaptIfDue()
     }
 
     @inline(__always)
     func access(_ slot: Int32) {
         let old = state[Int(slot)]
         if old & Self.counterMask != Self.counterMask { state[Int(slot)] = old &+ 1 }
-        if hasEvicted {
-            periodRequests &+= 1
-            if old & Self.inMainBit != 0 { periodMainHits &+= 1 } else { periodSmallHits &+= 1 }
-        }
     }
 
     func overwrite(_ slot: Int32, cost: Int) {
@@ -176,23 +201,23 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         if state[Int(slot)] & Self.inMainBit != 0 {
             main.unlink(slot, links)
             mainCount -= 1
+            if isEviction { mainShadow.push(hash) }
         } else {
             small.unlink(slot, links)
             smallCount -= 1
             smallCost -= costs[slot]
             if isEviction { ghost.push(hash) }
         }
-        if isEviction { hasEvicted = true }
     }
 
     func removeAll() {
         (small, main) = (SlotList(), SlotList())
         (smallCount, mainCount, smallCost, peakCount) = (0, 0, 0, 0)
         (pendingToMain, pendingCount, pendingCost) = (false, 0, 0)
-        (hasEvicted, periodRequests, periodSmallHits, periodMainHits) = (false, 0, 0, 0)
         smallShare = Self.minSmallShare
         costs.removeAll()
         ghost.removeAll()
+        mainShadow.removeAll()
         updateBudgets()
     }
 
@@ -245,20 +270,15 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         }
     }
 
-    /// Ends an adaptation period when one is due: moves the small queue's share
-    /// toward the queue with more hits per entry.
-    private func adaptIfDue() {
-        guard hasEvicted, periodRequests >= Swift.min(4 * capacity, 100_000) else { return }
-        defer { (periodRequests, periodSmallHits, periodMainHits) = (0, 0, 0) }
-        // Hits per entry, cross-multiplied to stay in integers.
-        let smallDensity = periodSmallHits * Swift.max(mainCount, 1)
-        let mainDensity = periodMainHits * Swift.max(smallCount, 1)
-        let denser = Swift.max(smallDensity, mainDensity)
-        guard denser > 0, smallDensity != mainDensity else { return }
-        let step = Self.adaptationGain * abs(smallDensity - mainDensity) / denser
-        let share = smallShare + (smallDensity > mainDensity ? step : -step)
+    /// Moves the small queue's share by `entries` entries of capacity (one
+    /// entry is 1 / capacity), within its bounds.
+    private func adaptSmallShare(byEntries entries: Int) {
+        // Rounded up, so that k steps make a budget of k entries of capacity.
+        let capacity = Swift.max(capacity, 1)
+        let step = (Self.shareScale + capacity - 1) / capacity
+        let share = smallShare + entries * step
         smallShare = Swift.min(Self.maxSmallShare, Swift.max(Self.minSmallShare, share))
-        updateBudgets()
+        updateSmallBudgets()
     }
 
     /// The small queue oldest first, then the main queue oldest first: the order
@@ -296,6 +316,6 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             return true
         }
         return consistent && smallSeen == smallCount && mainSeen == mainCount && smallCostSeen == smallCost
-            && ghost.length <= ghost.limit && (Self.minSmallShare...Self.maxSmallShare).contains(smallShare)
+            && ghost.length <= ghost.limit && mainShadow.length <= mainShadow.limit && (Self.minSmallShare...Self.maxSmallShare).contains(smallShare)
     }
 }

@@ -1,6 +1,6 @@
 /// The fingerprints (32-bit key hashes) of the last `limit` entries an
-/// ``AdaptiveFIFOQueue`` evicted from its small queue: a FIFO with no keys and
-/// no values.
+/// ``AdaptiveFIFOQueue`` evicted from one of its queues: a FIFO with no keys
+/// and no values, which also tells how long ago a fingerprint arrived.
 ///
 /// A ring buffer holds the fingerprints in eviction order; an open-addressing
 /// table (linear probing, at most half full) maps a fingerprint to its ring
@@ -46,6 +46,15 @@ final class GhostFingerprints {
     /// Whether `fingerprint` is remembered.
     func contains(_ fingerprint: UInt32) -> Bool {
         find(fingerprint) >= 0
+    }
+
+    /// How many fingerprints were pushed after `fingerprint` (0: it is the
+    /// newest), or -1 when it is not remembered. O(1) expected.
+    func age(of fingerprint: UInt32) -> Int {
+        let bucket = find(fingerprint)
+        guard bucket >= 0 else { return -1 }
+        let position = Int(table[bucket]) - 1
+        return (head &+ length &- 1 &- position) & (ringCapacity - 1)
     }
 
     /// Forgets `fingerprint`, if remembered.
