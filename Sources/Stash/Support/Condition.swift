@@ -10,7 +10,7 @@ import Darwin
 /// holding the lock waits until another one signals that the state it guards
 /// has changed.
 ///
-/// - Important: Call ``wait(_:)`` and ``broadcast()`` with the lock held; a wait
+/// - Important: Call ``wait(_:)`` and ``signal()`` with the lock held; a wait
 ///   may return spuriously, so wait in a loop that re-checks the guarded state.
 final class Condition: @unchecked Sendable {
     // @unchecked Sendable: the only state is the pthread condition, which exists to
@@ -33,17 +33,17 @@ final class Condition: @unchecked Sendable {
     /// Releases `lock`, which the caller holds, blocks until woken, and takes it
     /// again before returning.
     ///
-    /// - Complexity: Blocks until another thread calls ``broadcast()`` (or spuriously).
+    /// - Complexity: Blocks until another thread calls ``signal()`` (or spuriously).
     func wait(_ lock: Lock) {
         let result = pthread_cond_wait(condition, lock.mutex)
         assert(result == 0, "pthread_cond_wait failed: \(result)")
     }
 
-    /// Wakes every thread waiting on this condition.
+    /// Wakes one thread waiting on this condition, if any.
     ///
     /// - Complexity: O(1); never blocks.
-    func broadcast() {
-        let result = pthread_cond_broadcast(condition)
-        assert(result == 0, "pthread_cond_broadcast failed: \(result)")
+    func signal() {
+        let result = pthread_cond_signal(condition)
+        assert(result == 0, "pthread_cond_signal failed: \(result)")
     }
 }
