@@ -13,7 +13,8 @@ import Logging
 /// The only owner of its lock and its state: ``DiskCache`` calls its methods and
 /// never touches either. Methods whose name starts with `_` assume the lock is
 /// held. Encoding and decoding run outside the lock; only storage calls run
-/// under it.
+/// under it. Writes go through ``GroupCommit``: the writes that queue while a
+/// commit is in flight are stored by the next one, in one transaction.
 final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `storage` and every `var` below are private and only
     // touched with `lock` held; the `let`s are immutable and Sendable (KVStorage
