@@ -18,6 +18,10 @@ public struct ConcurrentWriteResult: Sendable, Codable {
     /// Nanoseconds per run: `threads` threads writing `writes / threads` values each,
     /// from their common start until the last one has finished.
     public var multiThreadRuns: [UInt64]
+    /// The process's CPU time in the same runs (all threads): what the writes cost
+    /// in CPU, whatever else the machine is running. Optional for older reports.
+    public var singleThreadCPURuns: [UInt64]? = nil
+    public var multiThreadCPURuns: [UInt64]? = nil
 
     public var medianSingleThreadNanosecondsPerWrite: Double {
         median(singleThreadRuns.map { Double($0) / Double(writes) })
@@ -25,6 +29,14 @@ public struct ConcurrentWriteResult: Sendable, Codable {
 
     public var medianMultiThreadNanosecondsPerWrite: Double {
         median(multiThreadRuns.map { Double($0) / Double(writes) })
+    }
+
+    /// Median CPU nanoseconds per write, one thread and the threads.
+    public var medianCPUNanosecondsPerWrite: (single: Double, multi: Double)? {
+        guard let single = singleThreadCPURuns, let multi = multiThreadCPURuns, !single.isEmpty, !multi.isEmpty else {
+            return nil
+        }
+        return (median(single.map { Double($0) / Double(writes) }), median(multi.map { Double($0) / Double(writes) }))
     }
 
     /// The threads' throughput over one thread's: ratio of the median times.
@@ -52,7 +64,8 @@ public func measureConcurrentWrites(_ plan: ConcurrentWritePlan, baseDirectory: 
     let value = Data((0..<plan.valueSize).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
     let keys = (0..<plan.writes).map { "key\($0)" }
     var result = ConcurrentWriteResult(threads: plan.threads, valueSize: plan.valueSize, writes: plan.writes,
-                                       singleThreadRuns: [], multiThreadRuns: [])
+                                       singleThreadRuns: [], multiThreadRuns: [], singleThreadCPURuns: [],
+                                       multiThreadCPURuns: [])
     let fileManager = FileManager.default
     for round in 0..<(warmup + runs) {
         let orders = round % 2 == 0 ? [1, plan.threads] : [plan.threads, 1]
@@ -64,14 +77,20 @@ public func measureConcurrentWrites(_ plan: ConcurrentWritePlan, baseDirectory: 
             try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? fileManager.removeItem(atPath: directory) }
             let cache = try openQuiescedDiskCache(directory: directory, storage: DefaultKind.kind).cache
-            let nanoseconds = try writeConcurrently(cache: cache, keys: keys, value: value, threads: threads)
+            let (nanoseconds, cpuNanoseconds) = try writeConcurrently(cache: cache, keys: keys, value: value, threads: threads)
             let count = try cache.count
             cache.close()
             if count != keys.count {
                 throw BenchError("concurrent writes: \(count) entries after writing \(keys.count) distinct keys")
             }
             guard round >= warmup else { continue }
-            if threads == 1 { result.singleThreadRuns.append(nanoseconds) } else { result.multiThreadRuns.append(nanoseconds) }
+            if threads == 1 {
+                result.singleThreadRuns.append(nanoseconds)
+                result.singleThreadCPURuns?.append(cpuNanoseconds)
+            } else {
+                result.multiThreadRuns.append(nanoseconds)
+                result.multiThreadCPURuns?.append(cpuNanoseconds)
+            }
         }
     }
     return result
@@ -79,8 +98,10 @@ public func measureConcurrentWrites(_ plan: ConcurrentWritePlan, baseDirectory: 
 
 /// Writes `keys` into `cache` from `threads` threads (thread t takes every
 /// `threads`th key from t), started together; the nanoseconds from the start
-/// until the last write returned.
-private func writeConcurrently(cache: DiskCache<Data>, keys: [String], value: Data, threads: Int) throws -> UInt64 {
+/// until the last write returned, and the process's CPU nanoseconds meanwhile.
+private func writeConcurrently(cache: DiskCache<Data>, keys: [String], value: Data, threads: Int) throws
+    -> (wall: UInt64, cpu: UInt64)
+{
     let ready = DispatchGroup(), done = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
     let failures = FailureBox()
@@ -103,12 +124,14 @@ private func writeConcurrently(cache: DiskCache<Data>, keys: [String], value: Da
         worker.start()
     }
     ready.wait()
+    let cpuBegan = processCPUNanoseconds()
     let began = monotonicNanoseconds()
     for _ in 0..<threads { start.signal() }
     done.wait()
     let ended = monotonicNanoseconds()
+    let cpuEnded = processCPUNanoseconds()
     if let failure = failures.first { throw BenchError("concurrent writes: a write failed: \(failure)") }
-    return ended - began
+    return (ended - began, cpuEnded - cpuBegan)
 }
 
 /// The first failure of any writer thread.
