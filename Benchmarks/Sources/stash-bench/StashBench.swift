@@ -31,6 +31,15 @@ struct StashBench: ParsableCommand {
         discussion: "Repeat it to run the disk section once per folder, e.g. on tmpfs and on a disk's file system."))
     var diskDir: [String] = []
 
+    enum DiskPart: String, ExpressibleByArgument, CaseIterable {
+        case workloads, concurrent, crossover, open
+    }
+
+    @Option(help: ArgumentHelp(
+        "Which parts of the disk section to run (repeatable): workloads, concurrent, crossover, open. Default: all.",
+        discussion: "For quick looks at one figure; the page should come from a run of every part."))
+    var diskPart: [DiskPart] = []
+
     @Option(help: "Write every figure (all runs, medians, machine) to this JSON file.")
     var json: String?
 
@@ -68,7 +77,7 @@ struct StashBench: ParsableCommand {
             // Targets are recomputed from the stored medians, so a report renders with
             // this build's checks (and floors) whatever build measured it.
             for index in report.disk.indices {
-                report.disk[index].targets = checkDiskTargets(phases: report.disk[index].phases, settings: report.settings)
+                report.disk[index].targets = checkDiskTargets(report.disk[index], settings: report.settings)
             }
             print(report.text(), terminator: "")
             try writeOutputs(report, json: nil)
@@ -131,18 +140,29 @@ struct StashBench: ParsableCommand {
                 progress?("disk: probing file creation in \(base)")
                 let probeAtStart = try probeFileCreation(baseDirectory: base)
                 let rounds = (runs: settings.runs, warmup: settings.warmupRounds)
+                let parts = diskPart.isEmpty ? DiskPart.allCases : diskPart
                 for (count, size, offset) in [(settings.diskSmallValues, settings.diskSmallValueSize, UInt64(3)),
-                                              (settings.diskLargeValues, settings.diskLargeValueSize, UInt64(4))] {
+                                              (settings.diskLargeValues, settings.diskLargeValueSize, UInt64(4))]
+                    where parts.contains(.workloads) {
                     let workload = DiskWorkload(name: "disk, \(count.formatted()) × \(byteSizeText(size))", count: count,
                                                 valueSize: size, seed: settings.seed &+ offset)
                     run.phases += try measureDisk(workload, contenders: DiskContender.all, baseDirectory: base,
                                                   runs: rounds.runs, warmup: rounds.warmup, progress: progress)
                 }
-                run.crossover = try measureCrossover(settings.diskCrossover, baseDirectory: base, runs: rounds.runs,
-                                                     warmup: rounds.warmup, seed: settings.seed &+ 5, progress: progress)
-                run.open = try measureOpen(settings.diskOpen, baseDirectory: base, runs: rounds.runs, warmup: rounds.warmup,
-                                           seed: settings.seed &+ 6, progress: progress)
-                run.targets = checkDiskTargets(phases: run.phases, settings: settings)
+                if parts.contains(.concurrent), let plan = settings.diskConcurrentWrites {
+                    run.concurrentWrites = try measureConcurrentWrites(
+                        plan, baseDirectory: base, runs: rounds.runs, warmup: rounds.warmup, seed: settings.seed &+ 7,
+                        progress: progress)
+                }
+                if parts.contains(.crossover) {
+                    run.crossover = try measureCrossover(settings.diskCrossover, baseDirectory: base, runs: rounds.runs,
+                                                         warmup: rounds.warmup, seed: settings.seed &+ 5, progress: progress)
+                }
+                if parts.contains(.open) {
+                    run.open = try measureOpen(settings.diskOpen, baseDirectory: base, runs: rounds.runs, warmup: rounds.warmup,
+                                               seed: settings.seed &+ 6, progress: progress)
+                }
+                run.targets = checkDiskTargets(run, settings: settings)
                 run.fileCreationProbe = FileCreationProbe(atStart: probeAtStart,
                                                           atEnd: try probeFileCreation(baseDirectory: base))
                 report.disk.append(run)

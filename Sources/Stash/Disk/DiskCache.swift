@@ -48,6 +48,9 @@ import Logging
 /// ## Thread safety
 /// Every member may be called from any thread. Storage calls are serialised by
 /// one lock and block on disk I/O; encoding and decoding run outside the lock.
+/// Writers from several threads share commits: writes that arrive while a commit
+/// is in flight are stored together by the next one, and each returns once its
+/// own write is committed.
 /// Each operation also has an `async` form that runs the blocking work on a
 /// dedicated dispatch queue, never on Swift's cooperative thread pool.
 public final class DiskCache<Value: Sendable>: Sendable {
@@ -160,8 +163,10 @@ public final class DiskCache<Value: Sendable>: Sendable {
     ///   ``sizeLimit`` (nothing is changed); ``StashError/Code/ioFailed`` or
     ///   ``StashError/Code/databaseFailed`` when the disk fails (nothing is changed);
     ///   ``StashError/Code/closed`` after `close()`.
-    /// - Complexity: One transaction, plus writing a file for a large value.
-    ///   Blocks on disk I/O. Thread-safe.
+    /// - Complexity: One transaction (shared with the writes of other threads that
+    ///   arrive while a commit is in flight), plus writing a file for a large
+    ///   value. Blocks on disk I/O, and while another thread's commit is in
+    ///   flight. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil, extendedData: Data? = nil) throws(StashError) {
         _ = try core.setValue(value, forKey: key, ttl: ttl, extendedData: extendedData)
     }

@@ -13,7 +13,8 @@ import Logging
 /// The only owner of its lock and its state: ``DiskCache`` calls its methods and
 /// never touches either. Methods whose name starts with `_` assume the lock is
 /// held. Encoding and decoding run outside the lock; only storage calls run
-/// under it.
+/// under it. Writes go through ``GroupCommit``: the writes that queue while a
+/// commit is in flight are stored by the next one, in one transaction.
 final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `storage` and every `var` below are private and only
     // touched with `lock` held; the `let`s are immutable and Sendable (KVStorage
@@ -29,6 +30,8 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// `lock`.
     private let checkLock = Lock()
     private let storage: KVStorage
+    /// Where writers queue while a commit is in flight, to share the next one.
+    private let writes = GroupCommit<PendingWrite, StashError?>()
     private let codec: DiskCodec<Value>
     let logger: Logger
     let clock: any CacheClock
@@ -198,21 +201,71 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
             throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
         }
         let ttlNanos = ttl?.nanosecondsClamped
-        try withStorage { storage throws(StashError) in
-            if let ttlNanos, ttlNanos <= 0 {
-                _ = try storage.removeValue(forKey: key)
-                return
-            }
-            if bytes.count > sizeLimit {
-                throw StashError(
-                    .valueTooLarge,
-                    "a value of \(bytes.count) bytes exceeds the size limit of \(sizeLimit) for key \(KVStorage.describe(key)); nothing was changed")
-            }
-            let expiration = _expiration(ttl: ttlNanos, now: clock.nanosecondsNow)
-            try storage.setValue(bytes, forKey: key, expiration: expiration, extendedData: extendedData)
-            try _enforceSizeLimits(storage)
+        if let ttlNanos, ttlNanos <= 0 {
+            try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
+            return bytes.count
+        }
+        let write = PendingWrite(key: key, value: bytes, ttl: ttlNanos, extendedData: extendedData)
+        if let failure = writes.submit(write, commit: commitWrites) {
+            throw failure
         }
         return bytes.count
+    }
+
+    /// A write waiting in ``writes`` for its commit.
+    private struct PendingWrite {
+        var key: String
+        var value: Data
+        /// Nanoseconds to live (positive), or nil for no time to live.
+        var ttl: Int64?
+        var extendedData: Data?
+    }
+
+    /// Commits a batch of writes that queued up in ``writes`` in one storage
+    /// transaction, under the lock, then trims to the limits once. A write larger
+    /// than the size limit fails alone; a failed transaction fails every write of
+    /// the batch with its error.
+    ///
+    /// - Returns: Per write, in order: nil once stored, else its error.
+    private func commitWrites(_ batch: [PendingWrite]) -> [StashError?] {
+        lock.lock()
+        defer { lock.unlock() }
+        var failures = [StashError?](repeating: nil, count: batch.count)
+        var accepted: [Int] = []
+        var storageWrites: [KVStorage.Write] = []
+        accepted.reserveCapacity(batch.count)
+        storageWrites.reserveCapacity(batch.count)
+        let now = clock.nanosecondsNow
+        for (index, write) in batch.enumerated() {
+            if write.value.count > sizeLimit {
+                failures[index] = StashError(
+                    .valueTooLarge,
+                    "a value of \(write.value.count) bytes exceeds the size limit of \(sizeLimit) for key \(KVStorage.describe(write.key)); nothing was changed")
+                continue
+            }
+            accepted.append(index)
+            storageWrites.append(KVStorage.Write(
+                key: write.key, value: write.value, expiration: _expiration(ttl: write.ttl, now: now),
+                extendedData: write.extendedData))
+        }
+        guard !accepted.isEmpty else { return failures }
+        do throws(StashError) {
+            let stored = try storage.setValues(storageWrites)
+            for (slot, index) in accepted.enumerated() {
+                failures[index] = stored[slot]
+            }
+        } catch {
+            for index in accepted { failures[index] = error }
+            return failures
+        }
+        do throws(StashError) {
+            try _enforceSizeLimits(storage)
+        } catch {
+            // The values are stored, but the limits could not be kept: as before
+            // group commit, each writer whose value was stored learns it.
+            for index in accepted where failures[index] == nil { failures[index] = error }
+        }
+        return failures
     }
 
     /// See ``DiskCache/removeValue(forKey:)``.

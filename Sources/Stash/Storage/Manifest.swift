@@ -131,6 +131,27 @@ enum Manifest {
             """
     }
 
+    /// How many WAL pages a commit leaves before it checkpoints the WAL into the
+    /// database: 4,096 (16 MiB at SQLite's default 4 KiB pages), SQLite's default
+    /// being 1,000.
+    ///
+    /// A checkpoint copies the WAL's pages into the database and, with
+    /// `synchronous = NORMAL`, `fsync`s both files; the commit that crosses the
+    /// threshold pays for it. A small write appends about four pages (the row's
+    /// table page, its key and access index pages, the totals), four times what a
+    /// plain key-value upsert appends; at SQLite's default a cache would then
+    /// checkpoint, and `fsync`, every 250 small writes. At 4,096 pages it does so
+    /// about as often per write as a one-table store does at the default
+    /// (docs/benchmarks.md has the figures). The cost is a larger WAL on disk
+    /// between checkpoints and, after a crash, more of it to read on the next open.
+    static let autoCheckpointPages = 4096
+
+    /// The size to which SQLite truncates the WAL after a checkpoint: 20 MiB,
+    /// above the ``autoCheckpointPages`` the WAL reaches between checkpoints, so
+    /// that the file is reused rather than shrunk and regrown each time, while a
+    /// large transaction (a `removeAll`) does not leave a larger WAL behind.
+    static let journalSizeLimit = 20 << 20
+
     /// What ``open(path:busyTimeout:synchronous:)`` found.
     enum OpenOutcome {
         /// The manifest is open, configured and at ``schemaVersion``.
@@ -146,9 +167,9 @@ enum Manifest {
     /// `journal_mode = WAL` (readers never block the writer),
     /// `synchronous = NORMAL` (a commit is durable at the next checkpoint; a power
     /// loss can lose the last transactions but never corrupts the database) or
-    /// `FULL` when `synchronous` is set, `temp_store = MEMORY`, and a
-    /// `journal_size_limit` of 8 MiB so a large transaction does not leave a large
-    /// WAL behind.
+    /// `FULL` when `synchronous` is set, `temp_store = MEMORY`, a
+    /// `wal_autocheckpoint` of ``autoCheckpointPages`` and a `journal_size_limit`
+    /// of ``journalSizeLimit``.
     ///
     /// Only cheap checks run here (the file header, the schema version, the
     /// tables), so opening a cache of any size costs the same. Deep damage
@@ -164,7 +185,8 @@ enum Manifest {
         _ = try connection.scalarText("PRAGMA journal_mode = WAL")
         try connection.execute(synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA temp_store = MEMORY")
-        try connection.execute("PRAGMA journal_size_limit = 8388608")
+        try connection.execute("PRAGMA journal_size_limit = \(journalSizeLimit)")
+        try connection.execute("PRAGMA wal_autocheckpoint = \(autoCheckpointPages)")
 
         var version = try connection.scalarInt64("PRAGMA user_version") ?? 0
         if version < schemaVersion {

@@ -43,6 +43,39 @@ import Testing
         #expect(try storage.value(forKey: "above")?.value == testBytes(threshold + 1))
     }
 
+    @Test func aBatchStoresEveryValidWriteInOrderAndFailsInvalidOnesAlone() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 10))
+        try storage.setValue(testBytes(40, seed: 9), forKey: "old")
+        let oldFile = try #require(try fixture.filename(of: "old"))
+        let failures = try storage.setValues([
+            KVStorage.Write(key: "a", value: testBytes(5, seed: 1)),
+            KVStorage.Write(key: "", value: testBytes(5)),
+            KVStorage.Write(key: "f", value: testBytes(50, seed: 2)),
+            // The same key again: the last write wins, the first one's file is deleted.
+            KVStorage.Write(key: "f", value: testBytes(60, seed: 3)),
+            KVStorage.Write(key: "old", value: testBytes(3, seed: 4)),
+        ])
+        #expect(failures.map { $0?.code } == [nil, .invalidKey, nil, nil, nil])
+        #expect(try storage.value(forKey: "a")?.value == testBytes(5, seed: 1))
+        #expect(try storage.value(forKey: "f")?.value == testBytes(60, seed: 3))
+        #expect(try storage.value(forKey: "old")?.value == testBytes(3, seed: 4))
+        let file = try #require(try fixture.filename(of: "f"))
+        #expect(file != oldFile)
+        #expect(fixture.dataFiles() == [file])
+        #expect(try storage.count() == 3)
+        #expect(try storage.totalSize() == 68)
+        #expect(try storage.checkConsistency().isClean)
+    }
+
+    @Test func aBatchOfInvalidWritesTouchesNothing() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open()
+        let failures = try storage.setValues([KVStorage.Write(key: "", value: testBytes(5))])
+        #expect(failures.map { $0?.code } == [.invalidKey])
+        #expect(try storage.count() == 0)
+    }
+
     @Test func overwriteReplacesValueAndDeletesTheOldFileAfterCommit() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 10))

@@ -178,9 +178,11 @@ public final class FilePerKeyStore: DiskStoreUnderTest {
     public func close() {}
 }
 
-/// Raw SQLite with prepared statements: one table (key TEXT PRIMARY KEY, value
-/// BLOB), WAL journal, synchronous=NORMAL, each write its own transaction
-/// (autocommit), as a cache writes. The floor for a key-value table in SQLite.
+/// Raw SQLite with prepared statements: one `WITHOUT ROWID` table (key TEXT
+/// PRIMARY KEY, value BLOB), so that a row lives in the key's B-tree alone; WAL
+/// journal, synchronous=NORMAL; each write one autocommit upsert
+/// (`INSERT ... ON CONFLICT (key) DO UPDATE`), its own transaction, as a cache
+/// writes. The floor for a key-value table in SQLite.
 public final class SQLiteStore: DiskStoreUnderTest {
     public static var displayName: String { "SQLite (prepared)" }
     public static var shortName: String { "SQLite" }
@@ -200,8 +202,8 @@ public final class SQLiteStore: DiskStoreUnderTest {
     public init(directory: String, keyBytes: [[UInt8]]) throws {
         keys = keyBytes
         database = try RawSQLite(path: (directory as NSString).appendingPathComponent("store.sqlite"))
-        try database.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL)")
-        insert = try database.prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)")
+        try database.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID")
+        insert = try database.prepare("INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         select = try database.prepare("SELECT value FROM kv WHERE key = ?1")
     }
 

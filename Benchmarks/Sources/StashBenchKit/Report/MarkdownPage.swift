@@ -85,7 +85,7 @@ extension BenchReport {
         nothing a cache adds (the issue's manifest table and its two indexes driven through SQLite's C API, \
         one autocommit `INSERT OR REPLACE` per write, values over \(byteSizeText(BareManifestStore.inlineThreshold)) in a new file each, one `SELECT` per \
         read; no totals, no replaced-file cleanup, no checks, no `Data`); raw SQLite with prepared statements \
-        (one key-value table, WAL, synchronous=NORMAL, a transaction per write); and raw files (open, write or \
+        (one `WITHOUT ROWID` key-value table, WAL, synchronous=NORMAL, one autocommit upsert per write); and raw files (open, write or \
         read, close; no rename, no metadata). No contender calls `fsync`: DiskCache does not by default, and \
         every SQLite store runs with synchronous=NORMAL. Warm page cache.
 
@@ -171,6 +171,7 @@ extension BenchReport {
                 out += table.markdown(headingLevel: 4) + "\n"
             }
             if let table = openTable(run) { out += table.markdown(headingLevel: 4) + "\n" }
+            if let table = concurrentWritesTable(run) { out += table.markdown(headingLevel: 4) + "\n" }
             if let table = Self.targetsTable(run.targets, title: "DiskCache targets on \(run.fileSystem)") {
                 out += table.markdown(headingLevel: 4) + "\n"
             }

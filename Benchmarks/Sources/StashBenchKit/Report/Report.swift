@@ -44,6 +44,8 @@ public struct Settings: Sendable, Codable {
     public var diskLargeValueSize: Int
     public var diskCrossover: CrossoverPlan
     public var diskOpen: OpenPlan
+    /// Writers sharing one DiskCache; optional so that reports written before it decode.
+    public var diskConcurrentWrites: ConcurrentWritePlan?
     /// The folders given with `--disk-dir` (none: the temporary directory).
     public var diskDirectories: [String] = []
 
@@ -65,7 +67,8 @@ public struct Settings: Sendable, Codable {
             diskLargeValues: quick ? 100 : 1_000,
             diskLargeValueSize: 100 * 1024,
             diskCrossover: .make(quick: quick),
-            diskOpen: .make(quick: quick))
+            diskOpen: .make(quick: quick),
+            diskConcurrentWrites: .make(quick: quick))
     }
 }
 
@@ -210,6 +213,8 @@ public struct DiskRun: Sendable, Codable {
     /// The inline-threshold crossover: one workload per value size.
     public var crossover: [PhaseResult] = []
     public var open: [DiskOpenResult] = []
+    /// One thread against several writing small values to one DiskCache.
+    public var concurrentWrites: ConcurrentWriteResult?
     public var targets: [TargetCheck] = []
     /// What creating one empty file cost on this file system, at the start and at
     /// the end of the section: every file-based contender pays it per write.
@@ -235,7 +240,8 @@ public struct DiskRun: Sendable, Codable {
 
 /// Checks the DiskCache issue's targets on one disk run: DiskCache with its
 /// default storage kind against the baselines measured in the same rounds.
-public func checkDiskTargets(phases: [PhaseResult], settings: Settings) -> [TargetCheck] {
+public func checkDiskTargets(_ run: DiskRun, settings: Settings) -> [TargetCheck] {
+    let phases = run.phases
     let cache = DiskCacheStore<DefaultKind>.displayName
     let files = FilePerKeyStore.displayName
     let sqlite = SQLiteStore.displayName
@@ -269,12 +275,17 @@ public func checkDiskTargets(phases: [PhaseResult], settings: Settings) -> [Targ
     addRatio("\(small), write: speed-up over file per key", smallWrite, against: files, speedUp: true, limit: 10)
     addRatio("\(small), read: speed-up over file per key", smallRead, against: files, speedUp: true, limit: 3)
     addRatio("\(small), read: time vs raw SQLite SELECT", smallRead, against: sqlite, speedUp: false, limit: 1.5)
+    addRatio("\(small), write: time vs raw SQLite upsert", smallWrite, against: sqlite, speedUp: false, limit: 1.3)
     addRatio("\(large), write: time vs file per key", largeWrite, against: files, speedUp: false, limit: 1.2)
     addRatio("\(large), read: time vs file per key", largeRead, against: files, speedUp: false, limit: 1.2)
     for (label, size) in [(small, settings.diskSmallValueSize), (large, settings.diskLargeValueSize)] {
         let missPhase = phase(size: size, "read-miss")
         add("\(label), a miss: time per miss", median(missPhase, cache), "<", 5_000, unit: "ns",
             floor: median(missPhase, manifest))
+    }
+    if let writes = run.concurrentWrites, !writes.singleThreadRuns.isEmpty, !writes.multiThreadRuns.isEmpty {
+        add("\(writes.threads) threads writing \(byteSizeText(writes.valueSize)) values: throughput over 1 thread",
+            writes.speedUp, ">=", 3, floor: nil)
     }
     return checks
 }

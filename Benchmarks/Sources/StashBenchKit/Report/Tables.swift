@@ -225,6 +225,7 @@ extension BenchReport {
         var tables = phaseTables(run.phases)
         if let table = crossoverTable(run) { tables.append(table) }
         if let table = openTable(run) { tables.append(table) }
+        if let table = concurrentWritesTable(run) { tables.append(table) }
         if let table = Self.targetsTable(run.targets, title: "DiskCache targets on \(run.fileSystem) (ratios of medians from this run)") {
             tables.append(table)
         }
@@ -252,6 +253,28 @@ extension BenchReport {
                  ratioText(row.combinedRatio), ratioText(row.readHeavyRatio)]
             },
             notes: notes)
+    }
+
+    /// One thread against several writing small values to one DiskCache.
+    public func concurrentWritesTable(_ run: DiskRun) -> Table? {
+        guard let writes = run.concurrentWrites, !writes.singleThreadRuns.isEmpty, !writes.multiThreadRuns.isEmpty else {
+            return nil
+        }
+        let single = writes.medianSingleThreadNanosecondsPerWrite, multi = writes.medianMultiThreadNanosecondsPerWrite
+        let cpu = writes.medianCPUNanosecondsPerWrite
+        return Table(
+            title: "Writers sharing one DiskCache (\(writes.writes.formatted()) values of \(byteSizeText(writes.valueSize)))",
+            headers: ["writers", "median µs per write", "kwrites/s", "throughput / 1 thread", "CPU µs per write",
+                      "CPU / 1 thread"],
+            rows: [
+                ["1 thread", fixed(single / 1000, 2), fixed(1e6 / single, 1), "1.00x",
+                 cpu.map { fixed($0.single / 1000, 2) } ?? "-", cpu == nil ? "-" : "1.00x"],
+                ["\(writes.threads) threads", fixed(multi / 1000, 2), fixed(1e6 / multi, 1), ratioText(writes.speedUp),
+                 cpu.map { fixed($0.multi / 1000, 2) } ?? "-", cpu.map { ratioText($0.multi / $0.single) } ?? "-"],
+            ],
+            notes: [
+                "median of \(writes.singleThreadRuns.count) interleaved runs, each into a fresh DiskCache (default kind, no limits, no auto-trim). The threads write distinct keys, start together, and are timed until the last write returns; every write returns once committed. µs per write: the run's wall time divided by the values written. CPU µs per write: the process's CPU time (every thread) in the same runs, divided likewise: what a write costs whatever else the machine runs.",
+            ])
     }
 
     /// Open times of stores that already hold many entries.

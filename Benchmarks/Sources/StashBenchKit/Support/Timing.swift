@@ -15,6 +15,15 @@ public func monotonicNanoseconds() -> UInt64 {
     return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
 }
 
+/// CPU time used by every thread of this process, in nanoseconds
+/// (`CLOCK_PROCESS_CPUTIME_ID`): unlike wall time, it does not grow while the
+/// process waits for a core that other work on the machine holds.
+public func processCPUNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+}
+
 /// Where results of timed loops go, so that the optimizer cannot prove them
 /// unused and delete the work that produced them.
 private let sinkStorage = Atomic<Int>(0)
