@@ -86,6 +86,24 @@ import Testing
         #expect(fixture.origin.received.last?.headers["If-None-Match"] == ["\"v1\""])
     }
 
+    /// The 304's (empty) body is read to its end, so the client keeps the connection: a body
+    /// dropped unread made AsyncHTTPClient close it, and each revalidation opened a new one.
+    @Test func revalidationsReuseTheOriginConnection() async throws {
+        let fixture = try await Fixture { request in
+            request.headers["If-None-Match"] == ["\"v1\""]
+                ? .response(status: .notModified, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")])
+                : .response(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0")], body: "body")
+        }
+        var outcomes: [HTTPCacheOutcome] = []
+        for _ in 0..<4 {
+            outcomes.append(try await fixture.get("/keep").0.outcome)
+        }
+        try await fixture.stop()
+
+        #expect(outcomes == [.miss, .revalidated, .revalidated, .revalidated])
+        #expect(fixture.origin.connectionCount == 1)
+    }
+
     @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {
         let fixture = try await Fixture { request in
             let language = request.headers["Accept-Language"].first ?? "none"

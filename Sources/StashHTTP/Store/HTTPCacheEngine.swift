@@ -257,14 +257,25 @@ final class HTTPCacheEngine: @unchecked Sendable {
         }
         let now = clock.nanosecondsNow
         if response.status.code == 304 {
+            await Self.discard(responseBody)
             let updated = await freshen(stored, key: key, with: response, requestTime: requestTime, responseTime: now)
             return serve(updated, for: request, now: now, outcome: .revalidated)
         }
         if (500...599).contains(response.status.code), rules.mayServeStaleOnError(stored, for: request, now: now) {
+            await Self.discard(responseBody)
             return serve(stored, for: request, now: now, outcome: .stale)
         }
         return try await store(
             response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
+    }
+
+    /// Reads an origin body the answer does not use (a 304's, which is empty; an error page served
+    /// around) to its end, so a client such as AsyncHTTPClient can reuse the connection: a body
+    /// dropped unread cancels the request and closes it, and every revalidation then paid for a
+    /// new connection (measured: a 304 took 1.6× a full 200 fetch through CachingHTTPClient).
+    /// Reads at most 64 KiB; past that, or on an error, the connection is let go.
+    static func discard(_ body: HTTPBody) async {
+        _ = try? await body.collect(upTo: 64 << 10)
     }
 
     /// `stored` updated by a 304, written back to the tiers.
