@@ -117,7 +117,7 @@ for cache in "${caches[@]}"; do
             curl -s -o /dev/null "http://127.0.0.1:${ports[$cache]}$(path_of "$scenario")"
         done
     done
-    wrk -t2 -c"$connections" -d2s -s "$here/revalidate.lua" "http://127.0.0.1:${ports[$cache]}$(path_of revalidate-1k)" >/dev/null
+    wrk -t2 -c"$connections" -d2s -s "$here/urls.lua" "http://127.0.0.1:${ports[$cache]}$(path_of revalidate-1k)" -- cycle >/dev/null
 done
 
 # The origin's access log holds one status per line, written as each request ends.
@@ -131,10 +131,13 @@ for run in $(seq 1 "$runs"); do
         for cache in "${caches[@]}"; do
             url="http://127.0.0.1:${ports[$cache]}$(path_of "$scenario" "$run-$cache")"
             script=()
-            [ "$scenario" = miss-1k ] && script=(-s "$here/miss.lua")
-            [ "$scenario" = revalidate-1k ] && script=(-s "$here/revalidate.lua")
+            case "$scenario" in
+                miss-1k) script=(-s "$here/urls.lua" "$url" -- miss) ;;
+                revalidate-1k) script=(-s "$here/urls.lua" "$url" -- cycle) ;;
+                *) script=("$url") ;;
+            esac
             before="$(origin_lines)"
-            out="$(wrk -t2 -c"$connections" -d"${duration}s" --latency "${script[@]}" "$url")"
+            out="$(wrk -t2 -c"$connections" -d"${duration}s" --latency "${script[@]}")"
             echo "$out" > "$dir/wrk-$scenario-$cache-$run.txt"
             after="$(origin_lines)"
             requests="$(awk '/requests in/ { print $1 }' <<<"$out")"
