@@ -269,6 +269,14 @@ final class HTTPCacheEngine: @unchecked Sendable {
             response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
     }
 
+    /// Whether two stored responses' fields are the same but for `Date`.
+    static func differOnlyInDate(_ a: HTTPFields, _ b: HTTPFields) -> Bool {
+        var a = a, b = b
+        a[.date] = nil
+        b[.date] = nil
+        return a == b
+    }
+
     /// Reads an origin body the answer does not use (a 304's, which is empty; an error page served
     /// around) to its end, so a client such as AsyncHTTPClient can reuse the connection: a body
     /// dropped unread cancels the request and closes it, and every revalidation then paid for a
@@ -289,7 +297,14 @@ final class HTTPCacheEngine: @unchecked Sendable {
         let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: update)
         let updated = stored.updating(fields: fields, requestTime: requestTime, responseTime: responseTime)
         if let entry = await entry(forKey: key), let replaced = entry.replacing(stored, with: updated) {
-            await write(replaced, forKey: key)
+            if Self.differOnlyInDate(fields, stored.fields) {
+                // The disk copy is the same response received earlier: staler, never fresher, so
+                // read back after an eviction it is only revalidated sooner. Rewriting it on every
+                // 304 cost a disk-tier transaction per revalidation, stash-proxy's bottleneck.
+                memory.setValue(replaced, forKey: key, cost: replaced.cost)
+            } else {
+                await write(replaced, forKey: key)
+            }
         } else {
             await insert(updated, forKey: key)
         }
