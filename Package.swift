@@ -146,6 +146,22 @@ if !coreOnly {
                     .product(name: "Logging", package: "swift-log"),
                 ]
             ),
+            // Not a product: CachingHTTPClient's hits and revalidations against an origin on
+            // 127.0.0.1, beside a MemoryCache lookup and a plain HTTPClient fetch (docs/benchmarks.md).
+            .executableTarget(
+                name: "stash-http-client-bench",
+                dependencies: [
+                    "StashAsyncHTTPClient",
+                    "StashHTTP",
+                    "Stash",
+                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                    .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                    .product(name: "NIOPosix", package: "swift-nio"),
+                    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                ],
+                path: "scripts/http-bench/ClientBench"
+            ),
             // Integration tests of the client adapter and stash-proxy against a real origin on 127.0.0.1.
             .testTarget(
                 name: "StashHTTPAdapterTests",

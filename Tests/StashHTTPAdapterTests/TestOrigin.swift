@@ -12,6 +12,9 @@ final class TestOrigin: Sendable {
         case response(status: HTTPResponseStatus = .ok, headers: [(String, String)] = [], body: String = "")
         /// Sends the head announcing `announced` bytes, then `sent` bytes of them, then closes.
         case closeMidBody(announced: Int, sent: String)
+        /// Sends a 200 head with `headers` announcing `announced` bytes, then `sent` bytes of them,
+        /// then nothing more (until the server stops).
+        case stallMidBody(headers: [(String, String)], announced: Int, sent: String)
         /// Closes the connection without answering.
         case close
         /// Never answers (until the server stops).
@@ -32,6 +35,9 @@ final class TestOrigin: Sendable {
     private let connections: NIOLockedValueBox<[any Channel]>
 
     var url: String { "http://127.0.0.1:\(port)" }
+
+    /// How many connections clients have opened so far.
+    var connectionCount: Int { connections.withLockedValue { $0.count } }
 
     /// The requests received so far, oldest first.
     var received: [Received] { state.withLockedValue { $0 } }
@@ -111,6 +117,11 @@ final class TestOrigin: Sendable {
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: sent)))), promise: nil)
                 context.close(promise: nil)
+            case .stallMidBody(let fields, let announced, let sent):
+                var headers = HTTPHeaders(fields)
+                headers.replaceOrAdd(name: "Content-Length", value: String(announced))
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: sent)))), promise: nil)
             case .close:
                 context.close(promise: nil)
             case .hang:

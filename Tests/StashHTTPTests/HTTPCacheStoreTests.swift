@@ -294,6 +294,33 @@ final class TemporaryFolder {
 
     // MARK: Disk
 
+    /// A 304 that changes a field besides `Date` is written through to disk (one that changes
+    /// only `Date` updates memory alone: the disk copy, received earlier, is only staler).
+    @Test func a304ThatChangesAFieldReachesTheDisk() async throws {
+        let folder = TemporaryFolder()
+        let clock = makeClock()
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("Date", httpDate(clock))], body: "stored")
+        do {
+            let cache = try makeCache(clock: clock, directory: folder.path)
+            _ = try await cache.get(makeRequest("/"), origin)
+            clock.advance(by: .seconds(20))
+            origin.respond(304, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("Date", httpDate(clock))], body: "")
+            #expect(try await cache.get(makeRequest("/"), origin).0.outcome == .revalidated)
+            clock.advance(by: .seconds(20))
+            origin.respond(304, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("X-New", "yes"), ("Date", httpDate(clock))], body: "")
+            #expect(try await cache.get(makeRequest("/"), origin).0.outcome == .revalidated)
+            cache.close()
+        }
+        clock.advance(by: .seconds(2))
+        let reopened = try makeCache(clock: clock, directory: folder.path)
+        let (hit, body) = try await reopened.get(makeRequest("/"), origin)
+        #expect(hit.outcome == .hit)
+        #expect(hit.response.headerFields[values: HTTPField.Name("X-New")!] == ["yes"])
+        #expect(body == "stored")
+        #expect(origin.count == 3)
+        reopened.close()
+    }
+
     @Test func responsesSurviveARestartOnDisk() async throws {
         let folder = TemporaryFolder()
         let clock = makeClock()

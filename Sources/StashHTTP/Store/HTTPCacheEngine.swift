@@ -257,14 +257,33 @@ final class HTTPCacheEngine: @unchecked Sendable {
         }
         let now = clock.nanosecondsNow
         if response.status.code == 304 {
+            await Self.discard(responseBody)
             let updated = await freshen(stored, key: key, with: response, requestTime: requestTime, responseTime: now)
             return serve(updated, for: request, now: now, outcome: .revalidated)
         }
         if (500...599).contains(response.status.code), rules.mayServeStaleOnError(stored, for: request, now: now) {
+            await Self.discard(responseBody)
             return serve(stored, for: request, now: now, outcome: .stale)
         }
         return try await store(
             response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
+    }
+
+    /// Whether two stored responses' fields are the same but for `Date`.
+    static func differOnlyInDate(_ a: HTTPFields, _ b: HTTPFields) -> Bool {
+        var a = a, b = b
+        a[.date] = nil
+        b[.date] = nil
+        return a == b
+    }
+
+    /// Reads an origin body the answer does not use (a 304's, which is empty; an error page served
+    /// around) to its end, so a client such as AsyncHTTPClient can reuse the connection: a body
+    /// dropped unread cancels the request and closes it, and every revalidation then paid for a
+    /// new connection (measured: a 304 took 1.6× a full 200 fetch through CachingHTTPClient).
+    /// Reads at most 64 KiB; past that, or on an error, the connection is let go.
+    static func discard(_ body: HTTPBody) async {
+        _ = try? await body.collect(upTo: 64 << 10)
     }
 
     /// `stored` updated by a 304, written back to the tiers.
@@ -278,7 +297,14 @@ final class HTTPCacheEngine: @unchecked Sendable {
         let fields = HTTPCacheRules.fieldsUpdated(stored.fields, with: update)
         let updated = stored.updating(fields: fields, requestTime: requestTime, responseTime: responseTime)
         if let entry = await entry(forKey: key), let replaced = entry.replacing(stored, with: updated) {
-            await write(replaced, forKey: key)
+            if Self.differOnlyInDate(fields, stored.fields) {
+                // The disk copy is the same response received earlier: staler, never fresher, so
+                // read back after an eviction it is only revalidated sooner. Rewriting it on every
+                // 304 cost a disk-tier transaction per revalidation, stash-proxy's bottleneck.
+                memory.setValue(replaced, forKey: key, cost: replaced.cost)
+            } else {
+                await write(replaced, forKey: key)
+            }
         } else {
             await insert(updated, forKey: key)
         }
