@@ -167,39 +167,46 @@ extension Cache {
                 remoteLink?.didApply(invalidation)
             }
         case .all:
-            stripes.changeAll()
             Task {
-                await dropLocalValuesExceptStale()
+                await dropLocalValuesExceptUnsent()
                 remoteLink?.didApply(invalidation)
                 remoteLink?.repairStaleKeys()
             }
         }
     }
 
-    /// Empties the local tiers but for the stale keys, whose local copies are
-    /// newer than the shared ones.
-    private func dropLocalValuesExceptStale() async {
-        let keep = remoteLink?.keysToKeepLocally ?? []
-        guard let disk else {
-            dropMemory(except: keep)
-            return
-        }
-        _ = try? await disk.run { [self] () throws(StashError) in
-            var kept: [(key: String, found: DiskCacheCore<Value>.Found)] = []
-            for key in keep {
-                if let found = try? disk.valueWithMetadata(forKey: key) { kept.append((key, found)) }
-            }
-            dropMemory(except: keep)
-            try disk.removeAll()
-            let now = disk.nanosecondsNow
-            for (key, found) in kept {
-                var ttl: Duration?
-                if let expiration = found.expiration {
-                    guard expiration > now else { continue }
-                    ttl = .nanoseconds(expiration - now)
+    /// Empties the local tiers but for the keys whose shared copies are older
+    /// than the local ones (stale, or with a change on its way), holding every
+    /// stripe lock so that no write slips between choosing and dropping.
+    private func dropLocalValuesExceptUnsent() async {
+        let drop: @Sendable () throws(StashError) -> Void = { [self] () throws(StashError) in
+            try stripes.withEveryLock { () throws(StashError) in
+                let keep = remoteLink?.keysToKeepLocally ?? []
+                guard let disk else {
+                    dropMemory(except: keep)
+                    return
                 }
-                _ = try? disk.setValueReturningSize(found.value, forKey: key, ttl: ttl)
+                var kept: [(key: String, found: DiskCacheCore<Value>.Found)] = []
+                for key in keep {
+                    if let found = try? disk.valueWithMetadata(forKey: key) { kept.append((key, found)) }
+                }
+                dropMemory(except: keep)
+                try disk.removeAll()
+                let now = disk.nanosecondsNow
+                for (key, found) in kept {
+                    var ttl: Duration?
+                    if let expiration = found.expiration {
+                        guard expiration > now else { continue }
+                        ttl = .nanoseconds(expiration - now)
+                    }
+                    _ = try? disk.setValueReturningSize(found.value, forKey: key, ttl: ttl)
+                }
             }
+        }
+        if let disk {
+            _ = try? await disk.run(drop)
+        } else {
+            try? drop()
         }
     }
 

@@ -65,12 +65,26 @@ final class KeyStripes: Sendable {
         return try body()
     }
 
-    /// Counts a change of every stripe (a `removeAll`, or an invalidation of everything).
+    /// Counts a change of every stripe (a `removeAll`).
     func changeAll() {
         for stripe in stripes {
             stripe.lock.lock()
             stripe.generation &+= 1
             stripe.lock.unlock()
         }
+    }
+
+    /// Runs `body` holding every stripe's lock (taken in order) and counts it as
+    /// a change of every stripe: no write, removal or promotion of any key runs
+    /// meanwhile. For rare whole-cache changes (an invalidation of everything).
+    func withEveryLock<Result>(_ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+        for stripe in stripes {
+            stripe.lock.lock()
+            stripe.generation &+= 1
+        }
+        defer {
+            for stripe in stripes.reversed() { stripe.lock.unlock() }
+        }
+        return try body()
     }
 }

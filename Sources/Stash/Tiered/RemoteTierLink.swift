@@ -26,7 +26,10 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     private struct State {
         var failing = false
-        var staleKeys: Set<String> = []
+        /// Each stale key with the number of the failure that marked it last, so
+        /// that a repair clears only marks no newer failure has renewed.
+        var staleKeys: [String: UInt64] = [:]
+        var staleMarks: UInt64 = 0
         var everythingStale = false
         var repairing = false
         var subscribed = false
@@ -53,7 +56,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     /// The shared entry for `key`; `nil` on a miss, a failure, or when the shared copy is stale.
     func entry(forKey key: String) async -> RemoteCacheEntry<Value>? {
-        let trusted = state.withLock { !$0.everythingStale && !$0.staleKeys.contains(key) }
+        let trusted = state.withLock { !$0.everythingStale && $0.staleKeys[key] == nil }
         guard trusted else { return nil }
         do {
             let entry = try await tier.entry(forKey: key)
@@ -81,7 +84,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             case .remove:
                 held = try await tier.removeValue(forKey: key)
             }
-            _ = state.withLock { $0.staleKeys.remove(key) }
+            _ = state.withLock { $0.staleKeys.removeValue(forKey: key) }
             recordSuccess()
             return held
         } catch {
@@ -111,22 +114,26 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
     }
 
-    /// The stale keys, whose local copies an invalidation of everything keeps;
-    /// `nil` when the whole remote tier is distrusted (nothing needs keeping:
-    /// nothing is read from it).
+    /// The keys whose local copies an invalidation of everything keeps: the
+    /// stale ones and those with a change on its way to the remote tier (whose
+    /// shared copy is older than the local one until it lands); `nil` when the
+    /// whole remote tier is distrusted (nothing needs keeping: nothing is read
+    /// from it). Exact only while every stripe lock is held.
     var keysToKeepLocally: Set<String>? {
-        state.withLock { $0.everythingStale ? nil : $0.staleKeys }
+        let stale: Set<String>? = state.withLock { $0.everythingStale ? nil : Set($0.staleKeys.keys) }
+        return stale?.union(order.keysInFlight)
     }
 
-    /// Whether `key` is marked stale (for tests).
-    func isStale(_ key: String) -> Bool {
-        state.withLock { $0.everythingStale || $0.staleKeys.contains(key) }
+    /// Whether any key is marked stale, or the whole tier distrusted (for tests).
+    var hasStaleKeys: Bool {
+        state.withLock { $0.everythingStale || !$0.staleKeys.isEmpty }
     }
 
     private func markStale(_ key: String) {
         state.withLock { state in
             guard !state.everythingStale else { return }
-            state.staleKeys.insert(key)
+            state.staleMarks += 1
+            state.staleKeys[key] = state.staleMarks
             if state.staleKeys.count > Self.maximumStaleKeys {
                 state.staleKeys.removeAll()
                 state.everythingStale = true
@@ -161,29 +168,37 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     /// Removes the stale keys from the remote tier (telling the other instances),
     /// or everything when the whole tier is distrusted; one repair at a time.
+    ///
+    /// A key stays marked until its removal succeeded, so that it is never read
+    /// from the remote tier meanwhile.
     func repairStaleKeys() {
-        let work: (keys: [String], everything: Bool)? = state.withLock { state in
+        let work: (keys: [(key: String, mark: UInt64)], everything: Bool)? = state.withLock { state in
             guard !state.repairing, state.everythingStale || !state.staleKeys.isEmpty else { return nil }
             state.repairing = true
             if state.everythingStale { return ([], true) }
-            defer { state.staleKeys.removeAll() }
-            return (Array(state.staleKeys), false)
+            return (state.staleKeys.map { (key: $0.key, mark: $0.value) }, false)
         }
         guard let work else { return }
         Task {
             if work.everything {
                 await self.removeAll()
             } else {
-                for (index, key) in work.keys.enumerated() {
+                for (key, mark) in work.keys {
+                    // In the key's order: a change sent meanwhile has already made the shared copy current.
+                    let ticket = self.order.enqueue(key)
+                    await self.order.waitForTurn(ticket)
+                    defer { self.order.finish(ticket) }
+                    guard self.state.withLock({ $0.staleKeys[key] == mark }) else { continue }
                     do {
                         try await self.tier.removeValue(forKey: key)
                     } catch {
-                        self.state.withLock { state in
-                            for key in work.keys[index...] { state.staleKeys.insert(key) }
-                        }
                         self.recordFailure(error, while: "removing stale keys")
                         break
                     }
+                    self.state.withLock { state in
+                        if state.staleKeys[key] == mark { state.staleKeys[key] = nil }
+                    }
+                    self.recordSuccess()
                 }
             }
             self.state.withLock { $0.repairing = false }

@@ -63,6 +63,6 @@ final class RemoteWriteOrder: Sendable {
         next?.resume()
     }
 
-    /// The number of keys with changes in flight (for tests).
-    var keysInFlight: Int { queues.withLock { $0.count } }
+    /// The keys with changes taken but not finished.
+    var keysInFlight: Set<String> { queues.withLock { Set($0.keys) } }
 }

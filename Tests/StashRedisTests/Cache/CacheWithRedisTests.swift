@@ -129,7 +129,7 @@ final class CacheWithRedisTests: XCTestCase {
         try await cache.setValue("last", forKey: "ordered")
         let shared = try await reader.value(forKey: "ordered")
         XCTAssertEqual(shared, "last")
-        XCTAssertEqual(cache.remoteLink?.order.keysInFlight, 0)
+        XCTAssertEqual(cache.remoteLink?.order.keysInFlight, [])
     }
 
     /// The synchronous API, which sends to Redis in the background.
@@ -160,5 +160,45 @@ final class CacheWithRedisTests: XCTestCase {
         guard case .unavailable = await local.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
             return XCTFail("a local cache has no fleet lock")
         }
+    }
+}
+
+/// Two processes, each with its own `Cache`, sharing one redis-server.
+final class CacheWithRedisTwoProcessTests: XCTestCase {
+    func testTwoProcessesSeeEachOthersWritesAndInvalidations() async throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        let server = try RedisServerProcess.start()
+        defer { server.stop() }
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        let directory = TemporaryDirectory(), peerDirectory = TemporaryDirectory()
+        let cache = try Cache<String>(directory: directory.path, codec: .string,
+                                      remote: RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "two:")))
+        await cache.waitUntilReceivingInvalidations()
+        let applied = cache.recordAppliedInvalidations()
+        let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "two:")
+
+        // The peer's write reaches this process through Redis.
+        XCTAssertEqual(try peer.send("set k from-peer"), "ok")
+        await fulfillment(of: [applied.expectation(for: .key("k"))], timeout: 10)
+        let fromPeer = try await cache.value(forKey: "k")
+        XCTAssertEqual(fromPeer, "from-peer")
+
+        // This process's write makes the peer drop its local copies and read the new value.
+        XCTAssertEqual(try peer.send("get k"), "value from-peer")
+        XCTAssertEqual(try peer.send("local k"), "local yes")
+        try await cache.setValue("from-test", forKey: "k")
+        XCTAssertEqual(try peer.send("await-dropped k"), "dropped")
+        XCTAssertEqual(try peer.send("get k"), "value from-test")
+
+        // The peer's removal drops this process's memory and disk copies.
+        XCTAssertEqual(try peer.send("remove k"), "ok")
+        await fulfillment(of: [applied.expectation(for: .key("k"), occurrence: 2)], timeout: 10)
+        XCTAssertNil(cache.memory?.value(forKey: "k"))
+        let onDisk = try await cache.disk?.contains("k")
+        XCTAssertEqual(onDisk, false)
+        let removed = try await cache.value(forKey: "k")
+        XCTAssertNil(removed)
+        peer.quit()
+        await client.close()
     }
 }
