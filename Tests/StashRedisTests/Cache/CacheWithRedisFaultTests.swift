@@ -81,10 +81,10 @@ final class CacheWithRedisFaultTests: XCTestCase {
         let running = Task { await burst.run() }
 
         // Healthy, then Redis dies mid-burst: the burst goes on against the local tiers.
-        await burst.progress.wait(until: 300)
+        await fulfillment(of: [burst.progress.expectation(reaching: 300)], timeout: 60)
         server.kill()
         let atKill = burst.progress.count
-        await burst.progress.wait(until: atKill + 600)
+        await fulfillment(of: [burst.progress.expectation(reaching: atKill + 600)], timeout: 60)
         XCTAssertEqual(tier.breaker.phase, .open, "the breaker stops paying timeouts")
 
         // Redis comes back with its append-only file: the values it acknowledged
@@ -97,7 +97,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
         // the cache keeps the keys Redis holds older copies of, and repairs them.
         await fulfillment(of: [applied.expectation(for: .all)], timeout: 30)
         let atRecovery = burst.progress.count
-        await burst.progress.wait(until: atRecovery + 600)
+        await fulfillment(of: [burst.progress.expectation(reaching: atRecovery + 600)], timeout: 60)
         burst.stop.withLock { $0 = true }
         await running.value
 
