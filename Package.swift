@@ -107,6 +107,13 @@ if !coreOnly {
                 ],
                 path: "scripts/redis/Bench"
             ),
+            // Test helper, not a product: a second process with its own Cache on a shared
+            // Redis, driven on stdin by StashRedisTests.
+            .executableTarget(
+                name: "stash-redis-peer",
+                dependencies: ["StashRedis", "Stash"],
+                path: "Tests/RedisPeerHelper"
+            ),
             .testTarget(
                 name: "StashRedisTests",
                 dependencies: [

@@ -2,25 +2,32 @@
 ///
 /// A memory hit returns without suspending. Disk work runs on the disk tier's
 /// dispatch queue, so it never blocks a thread of Swift's cooperative pool.
+/// With a remote tier, these forms also read it, and wait for their changes to
+/// reach it (see `Cache+Remote.swift`); a remote failure never fails them.
 extension Cache {
-    /// The value for `key`, from memory or disk. See `value(forKey:)`.
+    /// The value for `key`, from memory, disk, or the remote tier (then promoted
+    /// into the local tiers). See `value(forKey:)`.
     public func value(forKey key: String) async throws(StashError) -> Value? {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
+        if let remoteLink { return try await valueThroughRemote(forKey: key, remoteLink) }
         guard let disk else { return nil }
         return try await disk.run { [self] () throws(StashError) in try value(forKey: key) }
     }
 
-    /// Whether either tier holds `key`. See `contains(_:)`.
+    /// Whether any tier, the remote one included, holds `key`. See `contains(_:)`.
     public func contains(_ key: String) async throws(StashError) -> Bool {
+        if let remoteLink { return try await containsThroughRemote(key, remoteLink) }
         if memory?.contains(key) == true { return true }
         guard let disk else { return false }
         return try await disk.contains(key)
     }
 
-    /// Stores `value` in both tiers. See `setValue(_:forKey:ttl:)`.
+    /// Stores `value` in every tier, returning once the remote tier has it (or
+    /// failed to take it). See `setValue(_:forKey:ttl:)`.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) async throws(StashError) {
+        if let remoteLink { return try await setValueThroughRemote(value, forKey: key, ttl: ttl, remoteLink) }
         guard let disk else {
             try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
             return
@@ -28,15 +35,19 @@ extension Cache {
         try await disk.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
     }
 
-    /// Removes `key` from both tiers. See `removeValue(forKey:)`.
+    /// Removes `key` from every tier. See `removeValue(forKey:)`.
+    ///
+    /// - Returns: Whether any tier, the remote one included, held a value.
     @discardableResult
     public func removeValue(forKey key: String) async throws(StashError) -> Bool {
+        if let remoteLink { return try await removeValueThroughRemote(forKey: key, remoteLink) }
         guard let disk else { return try synchronously { () throws(StashError) in try removeValue(forKey: key) } }
         return try await disk.run { [self] () throws(StashError) in try removeValue(forKey: key) }
     }
 
-    /// Removes every entry from both tiers. See `removeAll()`.
+    /// Removes every entry from every tier. See `removeAll()`.
     public func removeAll() async throws(StashError) {
+        if let remoteLink { return try await removeAllThroughRemote(progress: { _, _ in }, remoteLink) }
         guard let disk else { return try synchronously { () throws(StashError) in try removeAll() } }
         try await disk.run { [self] () throws(StashError) in try removeAll() }
     }
@@ -44,6 +55,7 @@ extension Cache {
     /// Removes every entry, reporting the disk tier's progress on its queue.
     /// See `removeAll(progress:)`.
     public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws(StashError) {
+        if let remoteLink { return try await removeAllThroughRemote(progress: progress, remoteLink) }
         guard let disk else { return try synchronously { () throws(StashError) in try removeAll(progress: progress) } }
         try await disk.run { [self] () throws(StashError) in try removeAll(progress: progress) }
     }

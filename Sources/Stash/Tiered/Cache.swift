@@ -6,7 +6,8 @@ import Foundation
 import Logging
 
 /// A memory cache in front of a disk cache, with `String` keys: the cache most
-/// apps and services want.
+/// apps and services want; optionally with a remote tier shared by a fleet of
+/// servers (Redis, through the `StashRedis` product) behind both.
 ///
 /// ```swift
 /// let cache = try Cache<Profile>(name: "profiles", codec: .json)
@@ -23,7 +24,13 @@ import Logging
 ///   that disk does not, and the error is thrown.
 /// - Removals, `removeAll()` and `contains(_:)` act on both tiers.
 /// - A cache can be memory-only or disk-only: pass `nil` for the other tier to
-///   ``init(memory:disk:cost:)``.
+///   ``init(memory:disk:remote:cost:logger:)``.
+/// - With a ``RemoteCacheTier``, async reads go memory → disk → remote, writes
+///   and removals go to the local tiers and then to the remote tier, and other
+///   instances' changes drop keys from the local tiers. A remote failure never
+///   fails a call. The synchronous API never waits for the network: it sends
+///   its changes to the remote tier in the background. See `Cache+Remote.swift`
+///   and the StashRedis article "Sharing a cache across servers".
 ///
 /// Thread safety: every member may be called from any thread. Writes,
 /// removals and promotions of one key are ordered by a striped lock, so a
@@ -82,36 +89,56 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The ticket of each load under way (see ``LoadingTarget``), changed
     /// only under the key's stripe lock.
     let loadTickets = LockedValue(LoadTickets<String>())
+    /// The remote tier and what the cache keeps about it, or `nil` for a local cache.
+    let remoteLink: RemoteTierLink<Value>?
 
-    /// Combines two tiers, either of which may be `nil` (but not both).
+    /// Combines up to three tiers, any of which may be `nil` (but not all).
+    ///
+    /// ```swift
+    /// let cache = try Cache(memory: MemoryCache(), disk: nil, remote: redisTier)
+    /// ```
+    ///
+    /// With a remote tier, the cache subscribes to its invalidations at once, in
+    /// the background, retrying until the tier accepts (see
+    /// ``waitUntilReceivingInvalidations()``), and stops when the cache is released.
     ///
     /// - Parameters:
-    ///   - memory: The memory tier, or `nil` for a disk-only cache.
-    ///   - disk: The disk tier, or `nil` for a memory-only cache.
+    ///   - memory: The memory tier, or `nil`.
+    ///   - disk: The disk tier, or `nil`.
+    ///   - remote: A tier shared with other processes, such as StashRedis's
+    ///     `RedisCacheTier`; one tier per cache. Defaults to `nil`.
     ///   - cost: The memory cost of a value, given the value and its encoded
-    ///     size in bytes (`nil` for a memory-only cache). Defaults to the encoded
+    ///     size in bytes (`nil` without a disk tier). Defaults to the encoded
     ///     size, or 0 when there is none.
     ///   - loadOptions: The options of get-or-load calls that pass none.
     ///     Defaults to `LoadOptions()`: a plain cache's behaviour.
-    /// - Throws: ``StashError/Code/invalidArgument`` when both tiers are `nil`.
+    ///   - logger: Where remote outages and failed loads are reported. Defaults
+    ///     to a logger labelled `Stash.Cache`.
+    /// - Throws: ``StashError/Code/invalidArgument`` when every tier is `nil`.
     /// - Complexity: O(1).
     public init(
         memory: MemoryCache<String, Value>?,
         disk: DiskCache<Value>?,
+        remote: (any RemoteCacheTier<Value>)? = nil,
         cost: @escaping @Sendable (_ value: Value, _ encodedSize: Int?) -> Int = { _, size in size ?? 0 },
-        loadOptions: LoadOptions = LoadOptions()
+        loadOptions: LoadOptions = LoadOptions(),
+        logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
-        guard memory != nil || disk != nil else {
-            throw StashError(.invalidArgument, "a cache needs a memory tier, a disk tier, or both")
+        guard memory != nil || disk != nil || remote != nil else {
+            throw StashError(.invalidArgument, "a cache needs a memory tier, a disk tier, a remote tier, or several")
         }
         self.memory = memory
         self.disk = disk
         self.cost = cost
         self.loadOptions = loadOptions
         stripes = KeyStripes()
-        loading = LoadingEngine(
-            clock: memory?.core.table.clock ?? disk?.clock ?? SystemClock(),
-            logger: memory?.core.logger ?? disk?.logger ?? Logger(label: "Stash.Cache"))
+        loading = LoadingEngine(clock: memory?.core.table.clock ?? disk?.clock ?? SystemClock(), logger: logger)
+        remoteLink = remote.map { RemoteTierLink(tier: $0, logger: logger) }
+        startReceivingInvalidations()
+    }
+
+    deinit {
+        remoteLink?.stop()
     }
 
     /// Opens a cache whose disk tier lives in `directory`, with a default memory tier
@@ -124,7 +151,9 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - memoryCostLimit: The memory tier's ``MemoryCache/costLimit``, in encoded bytes by
     ///     default. Defaults to `Int.max`.
     ///   - diskSizeLimit: The disk tier's ``DiskCache/sizeLimit``. Defaults to `Int.max`.
-    ///   - logger: Shared by both tiers. Defaults to a logger labelled `Stash.Cache`.
+    ///   - remote: A tier shared with other processes, behind the disk tier; use
+    ///     the same codec for it. Defaults to `nil`. See ``init(memory:disk:remote:cost:logger:)``.
+    ///   - logger: Shared by every tier. Defaults to a logger labelled `Stash.Cache`.
     /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
     /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.
     public convenience init(
@@ -133,6 +162,7 @@ public final class Cache<Value: Sendable>: Sendable {
         memoryCountLimit: Int = .max,
         memoryCostLimit: Int = .max,
         diskSizeLimit: Int = .max,
+        remote: (any RemoteCacheTier<Value>)? = nil,
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         let disk = try DiskCache<Value>(
@@ -140,7 +170,7 @@ public final class Cache<Value: Sendable>: Sendable {
             configuration: DiskCacheConfiguration(sizeLimit: diskSizeLimit, logger: logger))
         let memory = MemoryCache<String, Value>(configuration: .init(
             label: directory, countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
-        try self.init(memory: memory, disk: disk)
+        try self.init(memory: memory, disk: disk, remote: remote, logger: logger)
     }
 
     /// Opens the cache called `name` in the platform's caches directory:
@@ -153,7 +183,8 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - memoryCountLimit: The memory tier's ``MemoryCache/countLimit``. Defaults to `Int.max`.
     ///   - memoryCostLimit: The memory tier's ``MemoryCache/costLimit``. Defaults to `Int.max`.
     ///   - diskSizeLimit: The disk tier's ``DiskCache/sizeLimit``. Defaults to `Int.max`.
-    ///   - logger: Shared by both tiers. Defaults to a logger labelled `Stash.Cache`.
+    ///   - remote: A tier shared with other processes. Defaults to `nil`.
+    ///   - logger: Shared by every tier. Defaults to a logger labelled `Stash.Cache`.
     /// - Throws: ``StashError/Code/invalidArgument`` for a name that is not a
     ///   single path component, ``StashError/Code/directoryUnusable`` when there
     ///   is no caches directory, or as ``DiskCache``'s initialiser.
@@ -164,11 +195,12 @@ public final class Cache<Value: Sendable>: Sendable {
         memoryCountLimit: Int = .max,
         memoryCostLimit: Int = .max,
         diskSizeLimit: Int = .max,
+        remote: (any RemoteCacheTier<Value>)? = nil,
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         try self.init(
             directory: try CachesDirectory.path(forName: name), codec: codec, memoryCountLimit: memoryCountLimit,
-            memoryCostLimit: memoryCostLimit, diskSizeLimit: diskSizeLimit, logger: logger)
+            memoryCostLimit: memoryCostLimit, diskSizeLimit: diskSizeLimit, remote: remote, logger: logger)
     }
 
     // MARK: - Statistics
@@ -202,7 +234,7 @@ public final class Cache<Value: Sendable>: Sendable {
     // MARK: - Reading
 
     /// The value for `key`: from memory, else from disk (then promoted into
-    /// memory), else `nil`.
+    /// memory), else `nil`. Never reads the remote tier (the `async` form does).
     ///
     /// - Throws: ``StashError`` from the disk tier: an empty key, or a disk failure.
     /// - Complexity: O(1) on a memory hit; one indexed `SELECT` otherwise.
@@ -223,7 +255,8 @@ public final class Cache<Value: Sendable>: Sendable {
         }
     }
 
-    /// Whether either tier holds a fresh value for `key`. Changes no recency.
+    /// Whether either local tier holds a fresh value for `key`. Changes no
+    /// recency. Never asks the remote tier (the `async` form does).
     ///
     /// - Throws: ``StashError`` from the disk tier.
     /// - Complexity: O(1) when memory holds it; one indexed `SELECT` otherwise. Thread-safe.
@@ -234,18 +267,28 @@ public final class Cache<Value: Sendable>: Sendable {
 
     // MARK: - Writing
 
-    /// Stores `value` in both tiers: disk first, then memory.
+    /// Stores `value` in both tiers: disk first, then memory. With a remote
+    /// tier, the change is sent there in the background, after every earlier
+    /// change of `key` (the `async` form waits for it).
     ///
     /// - Parameters:
     ///   - value: The value.
     ///   - key: Any non-empty string.
-    ///   - ttl: How long the entry lives, in both tiers. Defaults to `nil`.
+    ///   - ttl: How long the entry lives, in every tier. Defaults to `nil`.
     /// - Throws: ``StashError`` from the disk tier (an empty key, an encoding
     ///   failure, a value over the size limit, a disk failure). Memory then no
-    ///   longer holds `key`, so it stays consistent with disk.
+    ///   longer holds `key`, so it stays consistent with disk; nothing is sent
+    ///   to the remote tier.
     /// - Complexity: O(1) for memory plus one disk transaction. Blocks on disk I/O. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) throws(StashError) {
-        try stripes.withLock(for: key) { () throws(StashError) in
+        let ticket = try setLocalValue(value, forKey: key, ttl: ttl)
+        if let ticket { remoteLink?.sendInBackground(.set(value, ttl: ttl), ticket: ticket) }
+    }
+
+    /// Writes the local tiers under `key`'s stripe lock and, with a remote tier,
+    /// takes the change's place in the order of `key`'s remote changes.
+    func setLocalValue(_ value: Value, forKey key: String, ttl: Duration?) throws(StashError) -> RemoteWriteOrder.Ticket? {
+        try stripes.withChange(for: key) { () throws(StashError) -> RemoteWriteOrder.Ticket? in
             loadTickets.withLock { $0.void(key) }
             var encodedSize: Int?
             if let disk {
@@ -259,25 +302,46 @@ public final class Cache<Value: Sendable>: Sendable {
                 try DiskCache<Value>.validate(key)
             }
             memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+            return remoteLink?.order.enqueue(key)
         }
     }
 
-    /// Removes `key` from both tiers.
+    /// Removes `key` from both tiers. With a remote tier, the removal is sent
+    /// there in the background, after every earlier change of `key`.
     ///
-    /// - Returns: Whether either tier held a value.
-    /// - Throws: ``StashError`` from the disk tier. Memory no longer holds `key` either way.
+    /// - Returns: Whether either local tier held a value.
+    /// - Throws: ``StashError`` from the disk tier. Memory no longer holds `key`
+    ///   either way, and the removal is sent to the remote tier either way.
     /// - Complexity: O(1) for memory plus one disk transaction. Thread-safe.
     @discardableResult
     public func removeValue(forKey key: String) throws(StashError) -> Bool {
-        try stripes.withLock(for: key) { () throws(StashError) -> Bool in
+        let (held, ticket) = try removeLocalValue(forKey: key)
+        if let ticket { remoteLink?.sendInBackground(.remove, ticket: ticket) }
+        return held
+    }
+
+    /// Removes `key` from the local tiers under its stripe lock and, with a
+    /// remote tier, takes the removal's place in the order of `key`'s remote
+    /// changes (also when the disk fails: memory no longer holds the key, so
+    /// the shared copy must go too).
+    func removeLocalValue(forKey key: String) throws(StashError) -> (held: Bool, ticket: RemoteWriteOrder.Ticket?) {
+        try stripes.withChange(for: key) { () throws(StashError) -> (held: Bool, ticket: RemoteWriteOrder.Ticket?) in
             loadTickets.withLock { $0.void(key) }
             let inMemory = memory?.removeValue(forKey: key) != nil
-            let onDisk = try disk?.removeValue(forKey: key) ?? false
-            return inMemory || onDisk
+            if remoteLink != nil, disk == nil { try DiskCache<Value>.validate(key) }
+            let ticket = remoteLink?.order.enqueue(key)
+            do throws(StashError) {
+                let onDisk = try disk?.removeValue(forKey: key) ?? false
+                return (inMemory || onDisk, ticket)
+            } catch {
+                if let ticket { remoteLink?.sendInBackground(.remove, ticket: ticket) }
+                throw error
+            }
         }
     }
 
-    /// Removes every entry from both tiers.
+    /// Removes every entry from both tiers. With a remote tier, its namespace
+    /// is emptied in the background.
     ///
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
     /// - Complexity: O(1) for memory; see `DiskCache/removeAll()`. Thread-safe.
@@ -286,10 +350,20 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Removes every entry from both tiers, reporting the disk tier's progress.
+    /// With a remote tier, its namespace is emptied in the background.
     ///
     /// - Parameter progress: See `DiskCache/removeAll(progress:)`.
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
+        defer {
+            if let remoteLink { Task { await remoteLink.removeAll() } }
+        }
+        try removeLocalValues(progress: progress)
+    }
+
+    /// Empties the local tiers and counts it as a change of every key.
+    func removeLocalValues(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
+        stripes.changeAll()
         loadTickets.withLock { $0.voidAll() }
         loading.forgetErrors()
         memory?.removeAll()
@@ -309,26 +383,9 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 }
 
-/// A fixed set of locks, one chosen per key by its hash, so that operations on
-/// the same key are ordered without one lock for the whole cache.
-final class KeyStripes: Sendable {
-    private let locks: [Lock]
-
-    init(count: Int = 32) {
-        locks = (0..<count).map { _ in Lock() }
-    }
-
-    func withLock<Result>(for key: String, _ body: () throws(StashError) -> Result) throws(StashError) -> Result {
-        let lock = locks[Int(UInt(bitPattern: key.hashValue) % UInt(locks.count))]
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-}
-
 extension Cache where Value == Data {
     /// Opens a cache of raw bytes whose disk tier lives in `directory`. See
-    /// ``init(directory:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:logger:)``.
+    /// ``init(directory:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:remote:logger:)``.
     ///
     /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
     public convenience init(
@@ -336,15 +393,16 @@ extension Cache where Value == Data {
         memoryCountLimit: Int = .max,
         memoryCostLimit: Int = .max,
         diskSizeLimit: Int = .max,
+        remote: (any RemoteCacheTier<Data>)? = nil,
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         try self.init(
             directory: directory, codec: .data, memoryCountLimit: memoryCountLimit, memoryCostLimit: memoryCostLimit,
-            diskSizeLimit: diskSizeLimit, logger: logger)
+            diskSizeLimit: diskSizeLimit, remote: remote, logger: logger)
     }
 
     /// Opens the cache of raw bytes called `name` in the platform's caches
-    /// directory. See ``init(name:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:logger:)``.
+    /// directory. See ``init(name:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:remote:logger:)``.
     ///
     /// - Throws: ``StashError``, as the initialiser it forwards to.
     public convenience init(
@@ -352,10 +410,11 @@ extension Cache where Value == Data {
         memoryCountLimit: Int = .max,
         memoryCostLimit: Int = .max,
         diskSizeLimit: Int = .max,
+        remote: (any RemoteCacheTier<Data>)? = nil,
         logger: Logger = Logger(label: "Stash.Cache")
     ) throws(StashError) {
         try self.init(
             name: name, codec: .data, memoryCountLimit: memoryCountLimit, memoryCostLimit: memoryCostLimit,
-            diskSizeLimit: diskSizeLimit, logger: logger)
+            diskSizeLimit: diskSizeLimit, remote: remote, logger: logger)
     }
 }

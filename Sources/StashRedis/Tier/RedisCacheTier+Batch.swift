@@ -1,4 +1,5 @@
 import NIOCore
+import Stash
 
 extension RedisCacheTier {
     /// The entries for several keys, in one write (pipelined `GET`s).

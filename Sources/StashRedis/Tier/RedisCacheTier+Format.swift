@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Stash
 
 extension RedisCacheTier {
     /// The first byte of every stored value: tells the tier's values from foreign ones.

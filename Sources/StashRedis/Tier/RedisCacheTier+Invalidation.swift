@@ -1,4 +1,5 @@
 import NIOCore
+import Stash
 
 extension RedisCacheTier {
     /// `PUBLISH` of an invalidation: `k` or `a`, this instance's id, a newline, then the key.
@@ -36,7 +37,7 @@ extension RedisCacheTier {
     /// Subscribes to the invalidation channel on a dedicated connection and calls
     /// `handler` for every other instance's write or removal.
     ///
-    /// After a lost subscription is restored, `handler` gets ``RemoteInvalidation/all``:
+    /// After a lost subscription is restored, `handler` gets `RemoteInvalidation.all`:
     /// messages sent meanwhile were lost. Call once per tier; ``close()`` stops it.
     ///
     /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.

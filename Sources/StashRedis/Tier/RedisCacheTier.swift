@@ -7,8 +7,18 @@ import Stash
 /// values through a `DiskCodec`, Redis's own expiry, invalidations published to
 /// the other processes, a distributed lock for loads, and a circuit breaker.
 ///
+/// Usually the third tier of a `Cache`, which reads it after its memory and
+/// disk tiers, writes it after them, and subscribes to its invalidations:
+///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5"))
+/// let cache = try Cache<String>(directory: path, codec: .string,
+///                               remote: RedisCacheTier(executor: redis, codec: .string))
+/// ```
+///
+/// It can also be used on its own:
+///
+/// ```swift
 /// let tier = RedisCacheTier(executor: redis, codec: .string)
 /// try await tier.setValue("hello", forKey: "greeting", timeToLive: .seconds(60))
 /// let entry = try await tier.entry(forKey: "greeting")   // "hello", ~60 s left
@@ -111,13 +121,15 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// Removes `key` (`UNLINK`), then publishes an invalidation.
     ///
     /// - Parameter key: The caller's key.
+    /// - Returns: Whether Redis held the key.
     /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
     /// - Complexity: One round trip.
-    public func removeValue(forKey key: String) async throws(RedisError) {
+    @discardableResult
+    public func removeValue(forKey key: String) async throws(RedisError) -> Bool {
         let redisKey = self.redisKey(key)
         var commands = [RedisCommand("UNLINK", key: redisKey, [.string(redisKey)])]
         if configuration.publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
-        try await callPipeline(commands)
+        return try await callPipeline(commands).integer == 1
     }
 
     /// Removes every key under the prefix (`SCAN` and `UNLINK` on every primary),
@@ -144,6 +156,11 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
             let command = invalidationCommand(.all)
             _ = try await call { executor throws(RedisError) in try await executor.send(command) }
         }
+    }
+
+    /// Stops the invalidation subscription; the same as ``close()``.
+    public func stopReceivingInvalidations() async {
+        await close()
     }
 
     /// Stops the invalidation subscription. The executor is the caller's to close.
@@ -173,13 +190,16 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
         }
     }
 
-    private func callPipeline(_ commands: [RedisCommand]) async throws(RedisError) {
+    /// Sends `commands` in one write; returns the first command's reply.
+    @discardableResult
+    private func callPipeline(_ commands: [RedisCommand]) async throws(RedisError) -> RESPValue {
         try await call { executor throws(RedisError) in
             if commands.count == 1 {
-                _ = try await executor.send(commands[0])
-                return
+                return try await executor.send(commands[0])
             }
-            for result in await executor.send(pipeline: commands) { _ = try result.get() }
+            let results = await executor.send(pipeline: commands)
+            for result in results { _ = try result.get() }
+            return try results[0].get()
         }
     }
 

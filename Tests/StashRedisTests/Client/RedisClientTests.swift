@@ -4,19 +4,7 @@ import NIOPosix
 import XCTest
 @testable import StashRedis
 
-final class RedisClientTests: XCTestCase {
-    private var server: RedisServerProcess!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
-        server = try RedisServerProcess.start()
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-    }
-
+final class RedisClientTests: RedisServerTestCase {
     private func makeClient(_ change: (inout RedisConfiguration) -> Void = { _ in }) -> RedisClient {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
         change(&configuration)

@@ -4,19 +4,7 @@ import NIOSSL
 import XCTest
 @testable import StashRedis
 
-final class RedisTLSTests: XCTestCase {
-    private var server: RedisServerProcess!
-
-    override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
-        server = try RedisServerProcess.start()
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-    }
-
+final class RedisTLSTests: RedisServerTestCase {
     func testTLSConfigurationBuildsAContextAndABadOneFailsClearly() async throws {
         var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
         configuration.tls = .makeClientConfiguration()

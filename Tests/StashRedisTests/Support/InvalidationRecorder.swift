@@ -3,12 +3,18 @@ import Stash
 import StashRedis
 import XCTest
 
-/// Collects invalidations delivered to a tier and lets a test wait for one
-/// (an event, with a generous deadline; no fixed sleep).
+/// Collects invalidations delivered to a tier (or applied by a cache) and lets a
+/// test wait for one (an event, with a generous deadline; no fixed sleep).
 final class InvalidationRecorder: Sendable {
+    private struct Waiter {
+        var invalidation: RemoteInvalidation
+        var occurrence: Int
+        var expectation: XCTestExpectation
+    }
+
     private struct State {
         var received: [RemoteInvalidation] = []
-        var waiters: [(RemoteInvalidation, XCTestExpectation)] = []
+        var waiters: [Waiter] = []
     }
     private let state = LockedValue(State())
 
@@ -18,20 +24,21 @@ final class InvalidationRecorder: Sendable {
         { invalidation in
             let fulfilled: [XCTestExpectation] = self.state.withLock { state in
                 state.received.append(invalidation)
-                let matching = state.waiters.filter { $0.0 == invalidation }.map(\.1)
-                state.waiters.removeAll { $0.0 == invalidation }
-                return matching
+                let count = state.received.filter { $0 == invalidation }.count
+                let due = state.waiters.filter { $0.invalidation == invalidation && $0.occurrence <= count }
+                state.waiters.removeAll { $0.invalidation == invalidation && $0.occurrence <= count }
+                return due.map(\.expectation)
             }
             for expectation in fulfilled { expectation.fulfill() }
         }
     }
 
-    /// An expectation fulfilled when `invalidation` arrives (or has already arrived).
-    func expectation(for invalidation: RemoteInvalidation) -> XCTestExpectation {
-        let expectation = XCTestExpectation(description: "invalidation \(invalidation)")
+    /// An expectation fulfilled when `invalidation` has arrived `occurrence` times (the first, by default).
+    func expectation(for invalidation: RemoteInvalidation, occurrence: Int = 1) -> XCTestExpectation {
+        let expectation = XCTestExpectation(description: "invalidation \(invalidation) #\(occurrence)")
         let already: Bool = state.withLock { state in
-            if state.received.contains(invalidation) { return true }
-            state.waiters.append((invalidation, expectation))
+            if state.received.filter({ $0 == invalidation }).count >= occurrence { return true }
+            state.waiters.append(Waiter(invalidation: invalidation, occurrence: occurrence, expectation: expectation))
             return false
         }
         if already { expectation.fulfill() }

@@ -1,4 +1,5 @@
 import Foundation
+import StashRedis
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -165,4 +166,17 @@ final class RedisServerProcess: @unchecked Sendable {
 struct TestServerError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
+}
+
+extension RedisServerProcess {
+    /// A client configuration for fault tests: reconnect at once, and short
+    /// timeouts, so that a killed server fails calls quickly.
+    var faultTestConfiguration: RedisConfiguration {
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+        configuration.initialReconnectDelay = .zero
+        configuration.maximumReconnectDelay = .zero
+        configuration.connectTimeout = .milliseconds(500)
+        configuration.commandTimeout = .milliseconds(500)
+        return configuration
+    }
 }

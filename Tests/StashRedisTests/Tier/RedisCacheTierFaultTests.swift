@@ -11,12 +11,7 @@ final class RedisCacheTierFaultTests: XCTestCase {
         try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
         let server = try RedisServerProcess.start()
         defer { server.stop() }
-        var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
-        configuration.initialReconnectDelay = .zero
-        configuration.maximumReconnectDelay = .zero
-        configuration.connectTimeout = .milliseconds(500)
-        configuration.commandTimeout = .milliseconds(500)
-        let client = RedisClient(configuration: configuration)
+        let client = RedisClient(configuration: server.faultTestConfiguration)
         let clock = ManualClock()
         let (logger, logs) = RecordingLogHandler.makeLogger()
         var tierConfiguration = RedisCacheTier<String>.Configuration()

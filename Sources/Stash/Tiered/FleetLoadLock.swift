@@ -1,0 +1,45 @@
+/// A fleet-wide lock on one key, taken through a cache's remote tier so that
+/// one instance of the fleet loads a missing value while the others wait for
+/// it or serve a stale one. Made by `Cache.acquireFleetLock(forKey:timeToLive:)`.
+///
+/// The lock expires by itself after its time to live, so a crashed holder
+/// never blocks the fleet. Release it with ``release()`` after the loaded value
+/// has been written through the cache (so the waiters find it).
+///
+/// Thread-safety: a value type, `Sendable`.
+struct FleetLoadLock: Sendable {
+    /// What an attempt to take the lock found.
+    enum Attempt: Sendable {
+        /// This instance holds the lock: load, write through the cache, then release.
+        case acquired(FleetLoadLock)
+        /// Another instance holds it: wait for its value (a remote hit, or an
+        /// invalidation of the key) or serve a stale one.
+        case heldElsewhere
+        /// No lock could be taken: the cache has no remote tier, or the remote
+        /// tier failed (logged once per outage). Load locally.
+        case unavailable
+    }
+
+    /// The caller's key the lock is for.
+    let key: String
+    private let releaseBody: @Sendable () async throws -> Void
+
+    init(key: String, release: @escaping @Sendable () async throws -> Void) {
+        self.key = key
+        self.releaseBody = release
+    }
+
+    /// Releases the lock if this holder still has it.
+    ///
+    /// - Returns: `false` when the lock had expired (another instance may hold
+    ///   it now) or the remote tier failed; the lock then expires by itself.
+    @discardableResult
+    func release() async -> Bool {
+        do {
+            try await releaseBody()
+            return true
+        } catch {
+            return false
+        }
+    }
+}

@@ -1,0 +1,90 @@
+/// A fixed set of locks, one chosen per key by its hash, so that operations on
+/// the same key are ordered without one lock for the whole cache.
+///
+/// Each stripe also counts the changes made under it (its generation): a
+/// writer bumps it with ``withChange(for:_:)``, and a reader that fetched a
+/// value without the lock (from a remote tier) promotes it with
+/// ``withLock(for:ifUnchangedSince:_:)`` only if no write, removal or
+/// invalidation of a key of that stripe happened meanwhile, so a slow read can
+/// never put an older value over a newer write.
+///
+/// Thread-safety: every member may be called from any thread.
+final class KeyStripes: Sendable {
+    /// A lock and the count of changes made while holding it.
+    private final class Stripe: @unchecked Sendable {
+        // @unchecked Sendable: `generation` is only read or written with `lock` held.
+        let lock = Lock()
+        var generation: UInt64 = 0
+    }
+
+    private let stripes: [Stripe]
+
+    init(count: Int = 32) {
+        stripes = (0..<count).map { _ in Stripe() }
+    }
+
+    private func stripe(for key: String) -> Stripe {
+        stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
+    }
+
+    /// Runs `body` holding `key`'s stripe lock.
+    func withLock<Result>(for key: String, _ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        return try body()
+    }
+
+    /// Runs `body`, a write or removal of `key`, holding its stripe lock, and
+    /// counts it as a change of the stripe.
+    func withChange<Result>(for key: String, _ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        stripe.generation &+= 1
+        return try body()
+    }
+
+    /// The number of changes of `key`'s stripe so far.
+    func generation(for key: String) -> UInt64 {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        return stripe.generation
+    }
+
+    /// Runs `body` holding `key`'s stripe lock if the stripe has not changed
+    /// since ``generation(for:)`` returned `generation`; returns `nil` otherwise.
+    func withLock<Result>(
+        for key: String, ifUnchangedSince generation: UInt64, _ body: () throws(StashError) -> Result
+    ) throws(StashError) -> Result? {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        guard stripe.generation == generation else { return nil }
+        return try body()
+    }
+
+    /// Counts a change of every stripe (a `removeAll`).
+    func changeAll() {
+        for stripe in stripes {
+            stripe.lock.lock()
+            stripe.generation &+= 1
+            stripe.lock.unlock()
+        }
+    }
+
+    /// Runs `body` holding every stripe's lock (taken in order) and counts it as
+    /// a change of every stripe: no write, removal or promotion of any key runs
+    /// meanwhile. For rare whole-cache changes (an invalidation of everything).
+    func withEveryLock<Result>(_ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+        for stripe in stripes {
+            stripe.lock.lock()
+            stripe.generation &+= 1
+        }
+        defer {
+            for stripe in stripes.reversed() { stripe.lock.unlock() }
+        }
+        return try body()
+    }
+}

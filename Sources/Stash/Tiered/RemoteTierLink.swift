@@ -1,0 +1,312 @@
+import Logging
+
+/// The remote half of a ``Cache``: the tier, the order of each key's changes,
+/// the keys whose shared copy may be older than the local one, the outage log,
+/// and the invalidation subscription.
+///
+/// **Stale keys.** A change that failed to reach the remote tier leaves the
+/// shared copy older than the local tiers' (or the key missing locally while
+/// the shared copy lives on). Such a key is marked stale: reads do not take it
+/// from the remote tier, an invalidation of everything keeps its local copy,
+/// and once the remote tier answers again the key is removed there (which
+/// tells the other instances), so the fleet forgets the old copy. Past
+/// ``maximumStaleKeys`` (or after a failed `removeAll`), the whole remote tier
+/// is distrusted until a `removeAll` succeeds there.
+///
+/// **Outages.** The first failure of an incident is logged (warning), and the
+/// first success after it (info); nothing in between.
+///
+/// Thread-safety: all state is behind one lock; remote calls run outside it.
+final class RemoteTierLink<Value: Sendable>: Sendable {
+    /// A change of one key, on its way to the remote tier.
+    enum Change: Sendable {
+        case set(Value, ttl: Duration?)
+        case remove
+    }
+
+    private struct State {
+        var failing = false
+        /// Each stale key with the number of the failure that marked it last, so
+        /// that a repair clears only marks no newer failure has renewed.
+        var staleKeys: [String: UInt64] = [:]
+        var staleMarks: UInt64 = 0
+        var everythingStale = false
+        var repairing = false
+        var subscribed = false
+        var stopped = false
+        var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
+        var subscriptionTask: Task<Void, Never>?
+        var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
+    }
+
+    /// Past this many stale keys, the whole remote tier is distrusted instead.
+    static var maximumStaleKeys: Int { 10_000 }
+
+    let tier: any RemoteCacheTier<Value>
+    let order = RemoteWriteOrder()
+    let logger: Logger
+    private let state = LockedValue(State())
+
+    init(tier: any RemoteCacheTier<Value>, logger: Logger) {
+        self.tier = tier
+        self.logger = logger
+    }
+
+    // MARK: - Reads and changes
+
+    /// The shared entry for `key`; `nil` on a miss, a failure, or when the shared copy is stale.
+    func entry(forKey key: String) async -> RemoteCacheEntry<Value>? {
+        let trusted = state.withLock { !$0.everythingStale && $0.staleKeys[key] == nil }
+        guard trusted else { return nil }
+        do {
+            let entry = try await tier.entry(forKey: key)
+            recordSuccess()
+            return entry
+        } catch {
+            recordFailure(error, while: "reading \(key)")
+            return nil
+        }
+    }
+
+    /// Sends `change` once every earlier change of its key has been sent.
+    ///
+    /// - Returns: For a removal, whether the remote tier held the key (`false` on failure).
+    @discardableResult
+    func send(_ change: Change, ticket: RemoteWriteOrder.Ticket) async -> Bool {
+        await order.waitForTurn(ticket)
+        defer { order.finish(ticket) }
+        let key = ticket.key
+        do {
+            var held = false
+            switch change {
+            case .set(let value, let ttl):
+                try await tier.setValue(value, forKey: key, timeToLive: ttl)
+            case .remove:
+                held = try await tier.removeValue(forKey: key)
+            }
+            _ = state.withLock { $0.staleKeys.removeValue(forKey: key) }
+            recordSuccess()
+            return held
+        } catch {
+            markStale(key)
+            recordFailure(error, while: change.isRemoval ? "removing \(key)" : "writing \(key)")
+            return false
+        }
+    }
+
+    /// ``send(_:ticket:)`` in a task of its own, for the synchronous API.
+    func sendInBackground(_ change: Change, ticket: RemoteWriteOrder.Ticket) {
+        Task { await self.send(change, ticket: ticket) }
+    }
+
+    /// Empties the remote tier's namespace; on failure, distrusts all of it until a later one succeeds.
+    func removeAll() async {
+        do {
+            try await tier.removeAll()
+            state.withLock { state in
+                state.staleKeys.removeAll()
+                state.everythingStale = false
+            }
+            recordSuccess()
+        } catch {
+            state.withLock { $0.everythingStale = true }
+            recordFailure(error, while: "removing every key")
+        }
+    }
+
+    /// The keys whose local copies an invalidation of everything keeps: the
+    /// stale ones and those with a change on its way to the remote tier (whose
+    /// shared copy is older than the local one until it lands); `nil` when the
+    /// whole remote tier is distrusted (nothing needs keeping: nothing is read
+    /// from it). Exact only while every stripe lock is held.
+    var keysToKeepLocally: Set<String>? {
+        let stale: Set<String>? = state.withLock { $0.everythingStale ? nil : Set($0.staleKeys.keys) }
+        return stale?.union(order.keysInFlight)
+    }
+
+    /// Whether any key is marked stale, or the whole tier distrusted (for tests).
+    var hasStaleKeys: Bool {
+        state.withLock { $0.everythingStale || !$0.staleKeys.isEmpty }
+    }
+
+    private func markStale(_ key: String) {
+        state.withLock { state in
+            guard !state.everythingStale else { return }
+            state.staleMarks += 1
+            state.staleKeys[key] = state.staleMarks
+            if state.staleKeys.count > Self.maximumStaleKeys {
+                state.staleKeys.removeAll()
+                state.everythingStale = true
+            }
+        }
+    }
+
+    // MARK: - Outages
+
+    func recordSuccess() {
+        let (recovered, needsRepair) = state.withLock { state in
+            defer { state.failing = false }
+            return (state.failing, !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty))
+        }
+        if recovered {
+            logger.info("the remote cache tier answers again; sharing resumed")
+        }
+        if needsRepair { repairStaleKeys() }
+    }
+
+    func recordFailure(_ error: any Error, while operation: String) {
+        let first: Bool = state.withLock { state in
+            defer { state.failing = true }
+            return !state.failing
+        }
+        if first {
+            logger.warning(
+                "the remote cache tier failed; the local tiers keep serving and taking writes until it answers again",
+                metadata: ["operation": "\(operation)", "error": "\(error)"])
+        }
+    }
+
+    /// Removes the stale keys from the remote tier (telling the other instances),
+    /// or everything when the whole tier is distrusted; one repair at a time.
+    ///
+    /// A key stays marked until its removal succeeded, so that it is never read
+    /// from the remote tier meanwhile.
+    func repairStaleKeys() {
+        let work: (keys: [(key: String, mark: UInt64)], everything: Bool)? = state.withLock { state in
+            guard !state.repairing, state.everythingStale || !state.staleKeys.isEmpty else { return nil }
+            state.repairing = true
+            if state.everythingStale { return ([], true) }
+            return (state.staleKeys.map { (key: $0.key, mark: $0.value) }, false)
+        }
+        guard let work else { return }
+        Task {
+            if work.everything {
+                await self.removeAll()
+            } else {
+                for (key, mark) in work.keys {
+                    // In the key's order: a change sent meanwhile has already made the shared copy current.
+                    let ticket = self.order.enqueue(key)
+                    await self.order.waitForTurn(ticket)
+                    defer { self.order.finish(ticket) }
+                    guard self.state.withLock({ $0.staleKeys[key] == mark }) else { continue }
+                    do {
+                        try await self.tier.removeValue(forKey: key)
+                    } catch {
+                        self.recordFailure(error, while: "removing stale keys")
+                        break
+                    }
+                    self.state.withLock { state in
+                        if state.staleKeys[key] == mark { state.staleKeys[key] = nil }
+                    }
+                    self.recordSuccess()
+                }
+            }
+            self.state.withLock { $0.repairing = false }
+        }
+    }
+
+    // MARK: - Invalidations
+
+    /// Subscribes in the background, retrying with backoff until the tier accepts.
+    func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) {
+        let task = Task {
+            var delay = Duration.milliseconds(50)
+            var loggedFailure = false
+            while !Task.isCancelled {
+                do {
+                    try await self.tier.startReceivingInvalidations(handler)
+                    self.didSubscribe()
+                    return
+                } catch {
+                    if !loggedFailure {
+                        loggedFailure = true
+                        self.logger.warning(
+                            "could not subscribe to the remote cache tier's invalidations; retrying in the background",
+                            metadata: ["error": "\(error)"])
+                    }
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(5))
+                }
+            }
+        }
+        state.withLock { $0.subscriptionTask = task }
+    }
+
+    private func didSubscribe() {
+        let (waiters, stopped) = state.withLock { state in
+            state.subscribed = true
+            defer { state.subscriptionWaiters = [] }
+            return (state.subscriptionWaiters, state.stopped)
+        }
+        for waiter in waiters { waiter.resume() }
+        if stopped {
+            let tier = self.tier
+            Task { await tier.stopReceivingInvalidations() }
+        }
+    }
+
+    /// Returns once the subscription is made.
+    func waitUntilSubscribed() async {
+        if state.withLock({ $0.subscribed }) { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = state.withLock { state in
+                if state.subscribed { return true }
+                state.subscriptionWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Stops subscribing (in the background: called from the cache's `deinit`).
+    func stop() {
+        let (task, subscribed) = state.withLock { state in
+            state.stopped = true
+            return (state.subscriptionTask, state.subscribed)
+        }
+        task?.cancel()
+        if subscribed {
+            let tier = self.tier
+            Task { await tier.stopReceivingInvalidations() }
+        }
+    }
+
+    /// Called after an invalidation has been applied to the local tiers (a test hook).
+    var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)? {
+        get { state.withLock { $0.invalidationObserver } }
+        set { state.withLock { $0.invalidationObserver = newValue } }
+    }
+
+    func didApply(_ invalidation: RemoteInvalidation) {
+        invalidationObserver?(invalidation)
+    }
+}
+
+extension RemoteTierLink.Change {
+    var isRemoval: Bool {
+        if case .remove = self { return true }
+        return false
+    }
+}
+
+extension RemoteTierLink {
+    /// Tries once to take the fleet-wide lock on `key`. See `Cache.acquireFleetLock(forKey:timeToLive:)`.
+    func acquireLock(forKey key: String, timeToLive: Duration) async -> FleetLoadLock.Attempt {
+        do {
+            let lock = try await Self.acquireLock(on: tier, forKey: key, timeToLive: timeToLive)
+            recordSuccess()
+            return lock.map { .acquired($0) } ?? .heldElsewhere
+        } catch {
+            recordFailure(error, while: "locking \(key)")
+            return .unavailable
+        }
+    }
+
+    /// Opens the existential, so that the lock keeps its tier's own type.
+    private static func acquireLock<Tier: RemoteCacheTier>(
+        on tier: Tier, forKey key: String, timeToLive: Duration
+    ) async throws -> FleetLoadLock? {
+        guard let lock = try await tier.acquireLock(forKey: key, timeToLive: timeToLive) else { return nil }
+        return FleetLoadLock(key: key) { try await tier.releaseLock(lock) }
+    }
+}

@@ -1,0 +1,68 @@
+/// Keeps a cache's changes of one key reaching the remote tier in the order
+/// they reached the local tiers.
+///
+/// A change takes a ticket with ``enqueue(_:)`` while it still holds the key's
+/// stripe lock (right after its local write), so tickets are numbered in the
+/// local order. ``waitForTurn(_:)`` then suspends until every earlier ticket of
+/// the key has called ``finish(_:)``. Changes of different keys never wait for
+/// each other. A key with no change in flight takes no memory.
+///
+/// Thread-safety: all state is behind one lock; waiting suspends, never blocks.
+final class RemoteWriteOrder: Sendable {
+    /// One change's place in its key's queue.
+    struct Ticket: Sendable {
+        let key: String
+        let number: UInt64
+    }
+
+    private struct Queue {
+        var nextNumber: UInt64 = 0
+        var serving: UInt64 = 0
+        var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let queues = LockedValue<[String: Queue]>([:])
+
+    /// Takes the next ticket for `key`. Call with `key`'s stripe lock held.
+    ///
+    /// - Complexity: O(1) amortized.
+    func enqueue(_ key: String) -> Ticket {
+        queues.withLock { queues in
+            let number = queues[key]?.nextNumber ?? 0
+            queues[key, default: Queue()].nextNumber = number + 1
+            return Ticket(key: key, number: number)
+        }
+    }
+
+    /// Returns once every earlier ticket of the same key has finished.
+    func waitForTurn(_ ticket: Ticket) async {
+        if queues.withLock({ $0[ticket.key]?.serving == ticket.number }) { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = queues.withLock { queues in
+                if queues[ticket.key]?.serving == ticket.number { return true }
+                queues[ticket.key]!.waiting[ticket.number] = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Ends `ticket`'s turn and lets the next ticket of its key go.
+    func finish(_ ticket: Ticket) {
+        let next: CheckedContinuation<Void, Never>? = queues.withLock { queues in
+            guard var queue = queues[ticket.key] else { return nil }
+            queue.serving += 1
+            if queue.serving == queue.nextNumber {
+                queues[ticket.key] = nil
+                return nil
+            }
+            let next = queue.waiting.removeValue(forKey: queue.serving)
+            queues[ticket.key] = queue
+            return next
+        }
+        next?.resume()
+    }
+
+    /// The keys with changes taken but not finished.
+    var keysInFlight: Set<String> { queues.withLock { Set($0.keys) } }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+import NIOCore
+import XCTest
+@testable import Stash
+@testable import StashRedis
+
+/// `Cache` with memory, disk and Redis tiers: two instances sharing one real
+/// redis-server, each seeing the other's writes and invalidations.
+final class CacheWithRedisTests: XCTestCase {
+    private var server: RedisServerProcess!
+    private var clients: [RedisClient] = []
+    private var directories: [TemporaryDirectory] = []
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        server = try RedisServerProcess.start()
+    }
+
+    override func tearDown() async throws {
+        for client in clients { await client.close() }
+        clients = []
+        directories = []
+        server?.stop()
+    }
+
+    /// A cache on its own directory, sharing the test's Redis under one prefix.
+    private func makeCache(memory: Bool = true, disk: Bool = true, logger: Logger = Logger(label: "test")) throws -> Cache<String> {
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        clients.append(client)
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "shared:"))
+        let directory = TemporaryDirectory()
+        directories.append(directory)
+        return try Cache(
+            memory: memory ? MemoryCache(configuration: .init(label: "test")) : nil,
+            disk: disk ? try DiskCache(directory: directory.path, codec: .string) : nil,
+            remote: tier, logger: logger)
+    }
+
+    private func redisCalls(_ command: String) throws -> Int {
+        let stats = try server.cli(["INFO", "commandstats"])
+        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") }),
+              let calls = line.split(separator: "=").dropFirst().first?.split(separator: ",").first else { return 0 }
+        return Int(calls) ?? 0
+    }
+
+    func testTwoInstancesSeeEachOthersWritesAndInvalidations() async throws {
+        let a = try makeCache(), b = try makeCache()
+        await a.waitUntilReceivingInvalidations()
+        await b.waitUntilReceivingInvalidations()
+        let appliedByA = a.recordAppliedInvalidations(), appliedByB = b.recordAppliedInvalidations()
+
+        // Given A writes, when B reads, then B gets A's value from Redis and
+        // promotes it into its memory and disk tiers with the remaining time to live.
+        try await a.setValue("v1", forKey: "k", ttl: .seconds(60))
+        // (B hears of the write too; a read racing with that would rightly skip its promotion.)
+        await fulfillment(of: [appliedByB.expectation(for: .key("k"))], timeout: 10)
+        let first = try await b.value(forKey: "k")
+        XCTAssertEqual(first, "v1")
+        XCTAssertEqual(b.memory?.value(forKey: "k"), "v1")
+        let promoted = try XCTUnwrap(try b.disk?.valueWithMetadata(forKey: "k"))
+        let remaining = try XCTUnwrap(promoted.expiration) - b.disk!.nanosecondsNow
+        XCTAssertGreaterThan(remaining, 50_000_000_000)
+        XCTAssertLessThanOrEqual(remaining, 60_000_000_000)
+
+        // When A writes again, then B drops its memory and disk copies and reads the new value.
+        try await a.setValue("v2", forKey: "k", ttl: .seconds(60))
+        await fulfillment(of: [appliedByB.expectation(for: .key("k"), occurrence: 2)], timeout: 10)
+        XCTAssertNil(b.memory?.value(forKey: "k"))
+        let onDiskB = try await b.disk?.contains("k")
+        XCTAssertEqual(onDiskB, false)
+        let second = try await b.value(forKey: "k")
+        XCTAssertEqual(second, "v2")
+
+        // When B removes it, then A drops it everywhere, and neither finds it.
+        let removed = try await b.removeValue(forKey: "k")
+        XCTAssertTrue(removed)
+        await fulfillment(of: [appliedByA.expectation(for: .key("k"))], timeout: 10)
+        XCTAssertNil(a.memory?.value(forKey: "k"))
+        let onDiskA = try await a.disk?.contains("k")
+        XCTAssertEqual(onDiskA, false)
+        let afterRemoval = try await a.value(forKey: "k")
+        XCTAssertNil(afterRemoval)
+
+        // When A empties itself, then B drops everything too.
+        try await b.setValue("x", forKey: "other")
+        try await a.removeAll()
+        await fulfillment(of: [appliedByB.expectation(for: .all)], timeout: 10)
+        XCTAssertEqual(b.memory?.count, 0)
+        let otherOnDisk = try await b.disk?.contains("other")
+        XCTAssertEqual(otherOnDisk, false)
+        let afterRemoveAll = try await b.value(forKey: "other")
+        XCTAssertNil(afterRemoveAll)
+        // An instance never hears its own changes.
+        XCTAssertFalse(appliedByA.received.contains(.all))
+    }
+
+    func testALocalMemoryHitMakesNoNetworkCall() async throws {
+        let cache = try makeCache()
+        try await cache.setValue("v", forKey: "hot")
+        let gets = try redisCalls("get")
+        for _ in 0..<100 {
+            let hit = try await cache.value(forKey: "hot")
+            XCTAssertEqual(hit, "v")
+        }
+        XCTAssertEqual(try redisCalls("get"), gets, "memory hits never reach Redis")
+    }
+
+    func testEveryTierSubsetReadsAndWritesThroughRedis() async throws {
+        let writer = try makeCache()
+        for (memory, disk) in [(true, false), (false, true), (false, false)] {
+            let cache = try makeCache(memory: memory, disk: disk)
+            try await writer.setValue("from writer \(memory) \(disk)", forKey: "subset")
+            let read = try await cache.value(forKey: "subset")
+            XCTAssertEqual(read, "from writer \(memory) \(disk)")
+            try await cache.setValue("mine", forKey: "own")
+            let back = try await writer.value(forKey: "own")
+            XCTAssertEqual(back, "mine")
+            try await writer.removeValue(forKey: "own")
+        }
+    }
+
+    /// Many quick writes of one key, from the synchronous API (sent in the
+    /// background) and the async one: Redis ends with the last local write.
+    func testChangesOfOneKeyReachRedisInTheirLocalOrder() async throws {
+        let cache = try makeCache()
+        let reader = try makeCache(memory: false, disk: false)
+        try writeSynchronously(cache, count: 300)
+        try await cache.setValue("last", forKey: "ordered")
+        let shared = try await reader.value(forKey: "ordered")
+        XCTAssertEqual(shared, "last")
+        XCTAssertEqual(cache.remoteLink?.order.keysInFlight, [])
+    }
+
+    /// The synchronous API, which sends to Redis in the background.
+    private func writeSynchronously(_ cache: Cache<String>, count: Int) throws {
+        for index in 0..<count {
+            if index % 3 == 0 {
+                try cache.removeValue(forKey: "ordered")
+            } else {
+                try cache.setValue("v\(index)", forKey: "ordered")
+            }
+        }
+    }
+
+    func testTheFleetLockIsTakenOnceAcrossInstances() async throws {
+        let a = try makeCache(), b = try makeCache()
+        guard case .acquired(let lock) = await a.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+            return XCTFail("the first instance takes the lock")
+        }
+        guard case .heldElsewhere = await b.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+            return XCTFail("the second instance finds it held")
+        }
+        let released = await lock.release()
+        XCTAssertTrue(released)
+        guard case .acquired = await b.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+            return XCTFail("released, it can be taken again")
+        }
+        let local = try Cache<String>(memory: MemoryCache(), disk: nil)
+        guard case .unavailable = await local.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+            return XCTFail("a local cache has no fleet lock")
+        }
+    }
+}
+
+/// Two processes, each with its own `Cache`, sharing one redis-server.
+final class CacheWithRedisTwoProcessTests: XCTestCase {
+    func testTwoProcessesSeeEachOthersWritesAndInvalidations() async throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        let server = try RedisServerProcess.start()
+        defer { server.stop() }
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        let directory = TemporaryDirectory(), peerDirectory = TemporaryDirectory()
+        let cache = try Cache<String>(directory: directory.path, codec: .string,
+                                      remote: RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "two:")))
+        await cache.waitUntilReceivingInvalidations()
+        let applied = cache.recordAppliedInvalidations()
+        let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "two:")
+
+        // The peer's write reaches this process through Redis.
+        XCTAssertEqual(try peer.send("set k from-peer"), "ok")
+        await fulfillment(of: [applied.expectation(for: .key("k"))], timeout: 10)
+        let fromPeer = try await cache.value(forKey: "k")
+        XCTAssertEqual(fromPeer, "from-peer")
+
+        // This process's write makes the peer drop its local copies and read the new value.
+        XCTAssertEqual(try peer.send("get k"), "value from-peer")
+        XCTAssertEqual(try peer.send("local k"), "local yes")
+        try await cache.setValue("from-test", forKey: "k")
+        XCTAssertEqual(try peer.send("await-dropped k"), "dropped")
+        XCTAssertEqual(try peer.send("get k"), "value from-test")
+
+        // The peer's removal drops this process's memory and disk copies.
+        XCTAssertEqual(try peer.send("remove k"), "ok")
+        await fulfillment(of: [applied.expectation(for: .key("k"), occurrence: 2)], timeout: 10)
+        XCTAssertNil(cache.memory?.value(forKey: "k"))
+        let onDisk = try await cache.disk?.contains("k")
+        XCTAssertEqual(onDisk, false)
+        let removed = try await cache.value(forKey: "k")
+        XCTAssertNil(removed)
+        peer.quit()
+        await client.close()
+    }
+}

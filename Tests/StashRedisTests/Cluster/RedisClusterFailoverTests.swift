@@ -1,0 +1,79 @@
+import Foundation
+import NIOCore
+import XCTest
+@testable import Stash
+@testable import StashRedis
+
+/// A primary of a real local cluster killed outright (SIGKILL): its replica
+/// takes over (`CLUSTER FAILOVER TAKEOVER`), the client rereads the slot map,
+/// and a `Cache` on the cluster keeps serving and writing. A cluster of its own, since the kill leaves it
+/// with a primary fewer replicas.
+final class RedisClusterFailoverTests: XCTestCase {
+    func testAKilledPrimaryFailsOverToItsReplica() async throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        let cluster = try RedisClusterProcesses()
+        defer { cluster.stop() }
+        var configuration = RedisConfiguration()
+        configuration.commandTimeout = .milliseconds(500)
+        configuration.connectTimeout = .milliseconds(500)
+        configuration.initialReconnectDelay = .milliseconds(10)
+        configuration.maximumReconnectDelay = .milliseconds(100)
+        let client = RedisClusterClient(seeds: cluster.servers.map { ("127.0.0.1", $0.port) }, configuration: configuration,
+                                        maximumRedirections: 16)
+        let candidates = cluster.servers.map { RedisConfiguration(host: "127.0.0.1", port: $0.port) }
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fo:"), subscribeOn: candidates)
+        let directory = TemporaryDirectory()
+        let cache = try Cache<String>(directory: directory.path, codec: .string, remote: tier)
+        await cache.waitUntilReceivingInvalidations()
+
+        let victimKey = "fo:key0"
+        let slot = RedisKeySlot(key: victimKey).rawValue
+        let oldPrimary = try cluster.primaryPort(forSlot: slot, askingPort: cluster.servers[0].port)
+        let replica = try cluster.replicaPort(ofPrimaryPort: oldPrimary)
+        try cluster.waitUntil("the replica is in sync") {
+            try RedisServerProcess.runCLI(["-p", "\(replica)", "INFO", "replication"]).contains("master_link_status:up")
+        }
+
+        // Keys on every primary, replicated before the kill.
+        let keys = (0..<60).map { "key\($0)" }
+        for key in keys { try await cache.setValue("before:\(key)", forKey: key, ttl: .seconds(300)) }
+        try cluster.waitUntil("the replica has every write") {
+            try RedisServerProcess.runCLI(["-p", "\(oldPrimary)", "WAIT", "1", "100"]).trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        }
+
+        // When the primary is killed outright, the cache keeps serving its local tiers.
+        cluster.server(port: oldPrimary)!.kill()
+        let local = try await cache.value(forKey: "key0")
+        XCTAssertEqual(local, "before:key0")
+        try await cache.setValue("during", forKey: "key0", ttl: .seconds(300))
+
+        // The replica takes over its dead primary. (TAKEOVER rather than waiting
+        // for the automatic election, whose timing depends on the machine's load.)
+        try RedisServerProcess.runCLI(["-p", "\(replica)", "CLUSTER", "FAILOVER", "TAKEOVER"])
+        try cluster.waitUntil("the replica is promoted") {
+            try RedisServerProcess.runCLI(["-p", "\(replica)", "ROLE"]).hasPrefix("master")
+        }
+        try cluster.waitUntil("every live node agrees on the new primary") {
+            try cluster.servers.filter { $0.port != oldPrimary }.allSatisfy {
+                try cluster.primaryPort(forSlot: slot, askingPort: $0.port) == replica
+            }
+        }
+
+        // Then the client finds the new primary by rereading the slot map: the
+        // replicated values are there, and writes reach the new primary.
+        let fresh = try Cache<String>(memory: nil, disk: nil, remote: RedisCacheTier(executor: client, codec: .string,
+                                                                                         configuration: .init(keyPrefix: "fo:")))
+        for key in keys.dropFirst() {
+            let read = try await fresh.value(forKey: key)
+            XCTAssertEqual(read, "before:\(key)", key)
+        }
+        try await cache.setValue("after", forKey: "key0", ttl: .seconds(300))
+        let afterFailover = try await fresh.value(forKey: "key0")
+        XCTAssertEqual(afterFailover, "after")
+        let ports = try await client.primaryClients().map(\.configuration.port)
+        XCTAssertTrue(ports.contains(replica), "the refreshed map names the new primary: \(ports)")
+        XCTAssertFalse(ports.contains(oldPrimary))
+        await tier.close()
+        await client.close()
+    }
+}
