@@ -103,6 +103,11 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         if started { addRefresh() }
     }
 
+    /// Reports a loaded value that could not be stored (the callers still get it).
+    func logStoreFailure(_ error: any Error) {
+        logger.warning("a loaded value could not be stored: \(error)")
+    }
+
     /// Counts a background reload started.
     func addRefresh() {
         state.withLock { $0.refreshes += 1 }

@@ -196,24 +196,23 @@ extension Cache: LoadingTarget {
     }
 
     /// Writes a loaded value to disk then memory, under the key's stripe lock,
-    /// if its ticket holds. A disk failure is logged and leaves memory without it.
+    /// if its ticket holds, then (with a remote tier) to the remote tier in the
+    /// background, in the key's order of changes. A failed local write is
+    /// logged and leaves memory without the value.
     private func storeLoadedNow(_ value: Value, forKey key: String, ticket: UInt64, options: LoadOptions) -> Bool {
-        // The body throws nothing: a failed disk write is handled inside.
-        (try? stripes.withLock(for: key) { () throws(StashError) -> Bool in
-            guard loadTickets.withLock({ $0.redeem(ticket, for: key) }) else { return false }
-            var encodedSize: Int?
-            if let disk {
-                do throws(StashError) {
-                    encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: options.ttl)
-                } catch {
-                    memory?.removeValue(forKey: key)
-                    disk.logger.warning("a loaded value could not be written to disk: \(error)")
-                    return false
-                }
+        do throws(StashError) {
+            let stored = try stripes.withChange(for: key) { () throws(StashError) -> (Bool, RemoteWriteOrder.Ticket?) in
+                guard loadTickets.withLock({ $0.redeem(ticket, for: key) }) else { return (false, nil) }
+                try _writeLocal(value, forKey: key, ttl: options.ttl, grace: options.staleIfError ?? .zero)
+                return (true, remoteLink?.order.enqueue(key))
             }
-            memory?.core.setLoadedValue(
-                value, forKey: key, cost: cost(value, encodedSize), ttl: options.ttl, grace: options.staleIfError)
-            return true
-        }) ?? false
+            if let remoteTicket = stored.1 {
+                remoteLink?.sendInBackground(.set(value, ttl: options.ttl), ticket: remoteTicket)
+            }
+            return stored.0
+        } catch {
+            loading.logStoreFailure(error)
+            return false
+        }
     }
 }

@@ -290,19 +290,30 @@ public final class Cache<Value: Sendable>: Sendable {
     func setLocalValue(_ value: Value, forKey key: String, ttl: Duration?) throws(StashError) -> RemoteWriteOrder.Ticket? {
         try stripes.withChange(for: key) { () throws(StashError) -> RemoteWriteOrder.Ticket? in
             loadTickets.withLock { $0.void(key) }
-            var encodedSize: Int?
-            if let disk {
-                do throws(StashError) {
-                    encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: ttl)
-                } catch {
-                    memory?.removeValue(forKey: key)
-                    throw error
-                }
-            } else {
-                try DiskCache<Value>.validate(key)
-            }
-            memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+            try _writeLocal(value, forKey: key, ttl: ttl, grace: nil)
             return remoteLink?.order.enqueue(key)
+        }
+    }
+
+    /// Writes disk, then memory (with a fail-safe `grace` for loaded values);
+    /// if the disk write fails, removes memory's copy and throws. Expects the
+    /// key's stripe lock held.
+    func _writeLocal(_ value: Value, forKey key: String, ttl: Duration?, grace: Duration?) throws(StashError) {
+        var encodedSize: Int?
+        if let disk {
+            do throws(StashError) {
+                encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: ttl)
+            } catch {
+                memory?.removeValue(forKey: key)
+                throw error
+            }
+        } else {
+            try DiskCache<Value>.validate(key)
+        }
+        if let grace {
+            memory?.core.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
+        } else {
+            memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
         }
     }
 
