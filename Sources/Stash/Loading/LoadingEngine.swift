@@ -113,6 +113,40 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         state.withLock { $0.refreshes += 1 }
     }
 
+    /// The bulk get-or-load: looks each key up with `lookUp`, refreshes hits
+    /// that are due, and loads the rest with ``loadAll(_:stale:options:target:loader:)``.
+    func values(
+        forKeys keys: some Sequence<Key>, options: LoadOptions, target: some LoadingTarget<Key, Value>,
+        lookUp: (Key) async throws -> LoadLookup<Value>, loader: @escaping BulkLoader
+    ) async throws -> [Key: Value] {
+        var result: [Key: Value] = [:]
+        var stale: [Key: Value] = [:]
+        var missing: [Key] = []
+        var seen = Set<Key>()
+        for key in keys where seen.insert(key).inserted {
+            switch try await lookUp(key) {
+            case .fresh(let value, let isDue):
+                result[key] = value
+                if isDue {
+                    refresh(key, options: options, target: target) { key in
+                        guard let value = try await loader([key])[key] else {
+                            throw StashError(.notLoaded, "the loader returned no value for the key")
+                        }
+                        return value
+                    }
+                }
+            case .stale(let value):
+                stale[key] = value
+                missing.append(key)
+            case .miss:
+                missing.append(key)
+            }
+        }
+        guard !missing.isEmpty else { return result }
+        let loaded = try await loadAll(missing, stale: stale, options: options, target: target, loader: loader)
+        return result.merging(loaded) { cached, _ in cached }
+    }
+
     /// The values of `keys` that the cache's lookups did not answer: keys
     /// being loaded are waited for, the rest loaded by one call of `loader`,
     /// with `stale` values standing in for keys whose load failed.

@@ -117,32 +117,9 @@ extension MemoryCache {
     ) async throws -> [Key: Value] {
         let options = options ?? core.loadOptions
         let refreshAfter = options.refreshAfter?.nanosecondsClamped ?? .max
-        var result: [Key: Value] = [:]
-        var stale: [Key: Value] = [:]
-        var missing: [Key] = []
-        var seen = Set<Key>()
-        for key in keys where seen.insert(key).inserted {
-            switch core.loadLookup(forKey: key, refreshAfter: refreshAfter) {
-            case .fresh(let value, let isDue):
-                result[key] = value
-                if isDue {
-                    core.loading.refresh(key, options: options, target: core) { key in
-                        guard let value = try await loader([key])[key] else {
-                            throw StashError(.notLoaded, "the loader returned no value for the key")
-                        }
-                        return value
-                    }
-                }
-            case .stale(let value):
-                stale[key] = value
-                missing.append(key)
-            case .miss:
-                missing.append(key)
-            }
-        }
-        guard !missing.isEmpty else { return result }
-        let loaded = try await core.loading.loadAll(missing, stale: stale, options: options, target: core, loader: loader)
-        return result.merging(loaded) { cached, _ in cached }
+        return try await core.loading.values(
+            forKeys: keys, options: options, target: core,
+            lookUp: { [core] key in core.loadLookup(forKey: key, refreshAfter: refreshAfter) }, loader: loader)
     }
 
     /// Reloads `key` now, whatever the age of its value, and returns the new

@@ -69,32 +69,9 @@ extension Cache {
     ) async throws -> [String: Value] {
         let options = options ?? loadOptions
         let refreshAfter = options.refreshAfter?.nanosecondsClamped ?? .max
-        var result: [String: Value] = [:]
-        var stale: [String: Value] = [:]
-        var missing: [String] = []
-        var seen = Set<String>()
-        for key in keys where seen.insert(key).inserted {
-            switch try await lookUp(key, refreshAfter: refreshAfter) {
-            case .fresh(let value, let isDue):
-                result[key] = value
-                if isDue {
-                    loading.refresh(key, options: options, target: self) { key in
-                        guard let value = try await loader([key])[key] else {
-                            throw StashError(.notLoaded, "the loader returned no value for the key")
-                        }
-                        return value
-                    }
-                }
-            case .stale(let value):
-                stale[key] = value
-                missing.append(key)
-            case .miss:
-                missing.append(key)
-            }
-        }
-        guard !missing.isEmpty else { return result }
-        let loaded = try await loading.loadAll(missing, stale: stale, options: options, target: self, loader: loader)
-        return result.merging(loaded) { cached, _ in cached }
+        return try await loading.values(
+            forKeys: keys, options: options, target: self,
+            lookUp: { [self] key in try await lookUp(key, refreshAfter: refreshAfter) }, loader: loader)
     }
 
     /// Reloads `key` now and writes the new value to both tiers; joins a load
