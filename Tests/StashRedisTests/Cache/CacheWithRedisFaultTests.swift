@@ -115,9 +115,14 @@ final class CacheWithRedisFaultTests: XCTestCase {
             let shared = try await tier.entry(forKey: key)?.value
             XCTAssertTrue(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
         }
-        // One outage, logged once by the cache (and once by the tier's breaker), not per call.
-        XCTAssertEqual(cacheLogs.count(atLeast: .warning), 1, "\(cacheLogs.messages.withLock { $0 })")
-        XCTAssertEqual(cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count }, 1, "recovery is logged once")
+        // One outage, logged once per incident by the cache (and once by the tier's breaker), not
+        // per call. The cache may see the restarted server answer once and then fail again while it
+        // reloads its append-only file (seen once in CI): at most two incidents, each with one
+        // warning and one recovery line, against hundreds of failed remote calls.
+        let warnings = cacheLogs.count(atLeast: .warning)
+        let recoveries = cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count }
+        XCTAssertTrue((1...2).contains(warnings), "\(cacheLogs.messages.withLock { $0 })")
+        XCTAssertEqual(recoveries, warnings, "each incident's recovery is logged once")
         XCTAssertEqual(tierLogs.count(atLeast: .error), 1, "\(tierLogs.messages.withLock { $0 })")
         await tier.close()
         await client.close()
