@@ -22,7 +22,7 @@ extension Cache {
     ///   is kept in the memory tier only: the disk copy expires with its time to
     ///   live, so a restart or a memory eviction loses the fail-safe.
     /// - A loaded value is written to disk first, then memory, as
-    ///   ``setValue(_:forKey:ttl:)`` does; if the disk write fails, the value
+    ///   `setValue(_:forKey:ttl:)` does; if the disk write fails, the value
     ///   is still returned, memory is left without it, and the failure is logged.
     ///
     /// - Parameters:
@@ -110,7 +110,7 @@ extension Cache {
         try invalidateNow(key)
     }
 
-    /// As ``invalidateValue(forKey:)``, with the disk work on the disk tier's
+    /// As the synchronous `invalidateValue(forKey:)`, with the disk work on the disk tier's
     /// queue, never on Swift's cooperative pool.
     ///
     /// - Parameter key: The key.

@@ -24,7 +24,7 @@ import Logging
 ///   that disk does not, and the error is thrown.
 /// - Removals, `removeAll()` and `contains(_:)` act on both tiers.
 /// - A cache can be memory-only or disk-only: pass `nil` for the other tier to
-///   ``init(memory:disk:remote:cost:logger:)``.
+///   ``init(memory:disk:remote:cost:loadOptions:logger:)``.
 /// - With a ``RemoteCacheTier``, async reads go memory → disk → remote, writes
 ///   and removals go to the local tiers and then to the remote tier, and other
 ///   instances' changes drop keys from the local tiers. A remote failure never
@@ -152,7 +152,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///     default. Defaults to `Int.max`.
     ///   - diskSizeLimit: The disk tier's ``DiskCache/sizeLimit``. Defaults to `Int.max`.
     ///   - remote: A tier shared with other processes, behind the disk tier; use
-    ///     the same codec for it. Defaults to `nil`. See ``init(memory:disk:remote:cost:logger:)``.
+    ///     the same codec for it. Defaults to `nil`. See ``init(memory:disk:remote:cost:loadOptions:logger:)``.
     ///   - logger: Shared by every tier. Defaults to a logger labelled `Stash.Cache`.
     /// - Throws: ``StashError``, as ``DiskCache``'s initialiser.
     /// - Complexity: O(1) in the number of entries. Blocks on disk I/O.

@@ -4,7 +4,7 @@
 /// This is the seam between ``Cache`` (memory → disk → remote) and a remote
 /// store, so that the core builds no networking code. `RedisCacheTier`, in the
 /// `StashRedis` product, is the Redis implementation. Hand one to a cache with
-/// ``Cache/init(memory:disk:remote:cost:logger:)`` or
+/// ``Cache/init(memory:disk:remote:cost:loadOptions:logger:)`` or
 /// ``Cache/init(directory:codec:memoryCountLimit:memoryCostLimit:diskSizeLimit:remote:logger:)``.
 ///
 /// Contract for conformers:
