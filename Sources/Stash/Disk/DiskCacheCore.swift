@@ -53,7 +53,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     private var misses = 0
     /// Entries removed by a trim, a limit or expiry (reads that find an entry
     /// expired are counted by the storage: ``KVStorage/expiredOnRead``).
-    private var evictions = 0
+    private var evictions = EvictionCounts()
     /// A test hook: called by the background consistency check on the maintenance
     /// queue, without the cache's lock, once it has listed `data/` and before its
     /// write transaction. `nil` (the default) outside tests.
@@ -148,7 +148,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
                 return nil
             }
             if _isTooOld(modificationTime: item.modificationTime) {
-                if try storage.removeValue(forKey: key) { evictions += 1 }
+                if try storage.removeValue(forKey: key) { evictions.record(.expired) }
                 misses += 1
                 return nil
             }
@@ -297,7 +297,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// See ``DiskCache/statistics``.
     func statistics() -> CacheStatistics {
         lock.withLock {
-            CacheStatistics(hits: hits, misses: misses, evictions: evictions + storage.expiredOnRead)
+            var counts = evictions
+            counts.record(.expired, count: storage.expiredOnRead)
+            return CacheStatistics(
+                hits: hits, misses: misses, evictions: counts.total, evictionsByReason: counts.byReason)
         }
     }
 
@@ -343,7 +346,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         trimLogging { storage throws(StashError) in
             ageLimit = nanos
             if nanos != .max {
-                evictions += try storage.trim(toAge: .nanoseconds(nanos))
+                evictions.record(.expired, count: try storage.trim(toAge: .nanoseconds(nanos)))
             }
         }
     }
@@ -385,10 +388,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         guard countLimit != .max || sizeLimit != .max else { return }
         let totals = try storage.totals()
         if totals.count > countLimit {
-            evictions += try storage.trim(toCount: countLimit)
+            evictions.record(.countLimit, count: try storage.trim(toCount: countLimit))
         }
         if totals.size > sizeLimit {
-            evictions += try storage.trim(toSize: sizeLimit)
+            evictions.record(.costLimit, count: try storage.trim(toSize: sizeLimit))
         }
     }
 
@@ -396,22 +399,30 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     /// See ``DiskCache/trim(toCount:)``.
     func trim(toCount maxCount: Int) throws(StashError) {
-        try withStorage { storage throws(StashError) in evictions += try storage.trim(toCount: Swift.max(maxCount, 0)) }
+        try withStorage { storage throws(StashError) in
+            evictions.record(.countLimit, count: try storage.trim(toCount: Swift.max(maxCount, 0)))
+        }
     }
 
     /// See ``DiskCache/trim(toSize:)``.
     func trim(toSize maxSize: Int) throws(StashError) {
-        try withStorage { storage throws(StashError) in evictions += try storage.trim(toSize: Swift.max(maxSize, 0)) }
+        try withStorage { storage throws(StashError) in
+            evictions.record(.costLimit, count: try storage.trim(toSize: Swift.max(maxSize, 0)))
+        }
     }
 
     /// See ``DiskCache/trim(toAge:)``.
     func trim(toAge age: Duration) throws(StashError) {
-        try withStorage { storage throws(StashError) in evictions += try storage.trim(toAge: Swift.max(age, .zero)) }
+        try withStorage { storage throws(StashError) in
+            evictions.record(.expired, count: try storage.trim(toAge: Swift.max(age, .zero)))
+        }
     }
 
     /// See `removeExpired()`.
     func removeExpired() throws(StashError) {
-        try withStorage { storage throws(StashError) in evictions += try storage.removeExpired() }
+        try withStorage { storage throws(StashError) in
+            evictions.record(.expired, count: try storage.removeExpired())
+        }
     }
 
     // MARK: - Lifecycle
@@ -468,10 +479,11 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
                 try storage.flushAccessTimes()
                 // Writes record the age limit as an expiration time, so this
                 // also removes entries past the age limit.
-                evictions += try storage.removeExpired()
+                evictions.record(.expired, count: try storage.removeExpired())
                 try _enforceSizeLimits(storage)
                 if freeDiskSpaceLimit > 0 {
-                    evictions += try storage.trimForFreeDiskSpace(limit: freeDiskSpaceLimit)
+                    let removed = try storage.trimForFreeDiskSpace(limit: freeDiskSpaceLimit)
+                    evictions.record(.freeDiskSpace, count: removed)
                 }
             }
         } catch {

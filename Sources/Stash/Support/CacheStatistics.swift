@@ -16,8 +16,7 @@ public struct CacheStatistics: Hashable, Sendable {
     /// pressure or discarded content (see ``EvictionReason/isEviction``).
     /// Removals and replacements by the caller are not counted.
     public var evictions: Int
-    /// ``evictions`` by reason, for the tiers that record why (the memory
-    /// tier); a reason with none is absent. Defaults to empty.
+    /// ``evictions`` by reason; a reason with none is absent. Defaults to empty.
     public var evictionsByReason: [EvictionReason: Int]
     /// Loads that returned a value (including refreshes).
     public var loadSuccesses: Int

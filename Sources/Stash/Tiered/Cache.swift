@@ -208,7 +208,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The cache's lookup counters, derived from its tiers' own (no counter or
     /// lock of its own): hits are memory hits plus disk hits; misses are lookups
     /// that missed both tiers (the disk tier's misses, or memory's for a
-    /// memory-only cache); evictions are both tiers' evictions added up.
+    /// memory-only cache); evictions are both tiers' evictions added up, by
+    /// reason too.
     ///
     /// Lookups made directly through ``memory`` or ``disk`` count too.
     ///
@@ -219,7 +220,7 @@ public final class Cache<Value: Sendable>: Sendable {
         case let (memory?, disk?):
             statistics = CacheStatistics(
                 hits: memory.hits + disk.hits, misses: disk.misses, evictions: memory.evictions + disk.evictions,
-                evictionsByReason: memory.evictionsByReason)
+                evictionsByReason: memory.evictionsByReason.merging(disk.evictionsByReason, uniquingKeysWith: +))
         case let (memory?, nil):
             statistics = memory
         case let (nil, disk?):

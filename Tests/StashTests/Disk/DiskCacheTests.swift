@@ -162,6 +162,25 @@ import Testing
         }
     }
 
+    @Test func statisticsCountEvictionsByReason() throws {
+        try withTemporaryDirectory { directory in
+            let clock = ManualClock(start: 1_000)
+            let cache = try makeDiskCache(directory, codec: .data, countLimit: 3, clock: clock)
+            for i in 0..<5 {
+                try cache.setValue(Data(count: 10), forKey: "k\(i)")
+                clock.advance(by: .seconds(1))
+            }
+            cache.sizeLimit = 21  // 30 bytes: one 10-byte entry goes
+            try cache.setValue(Data([1]), forKey: "short", ttl: .seconds(1))
+            clock.advance(by: .seconds(1))
+            #expect(try cache.value(forKey: "short") == nil)
+            try cache.removeValue(forKey: "k4")
+            let statistics = cache.statistics
+            #expect(statistics.evictionsByReason == [.countLimit: 2, .costLimit: 1, .expired: 1])
+            #expect(statistics.evictions == 4, "a removal by the caller is not an eviction")
+        }
+    }
+
     @Test func negativeLimitsAtInitAreClampedToZeroWithAWarning() throws {
         try withTemporaryDirectory { directory in
             let log = LogRecorder()

@@ -1,6 +1,7 @@
-/// How many entries a memory cache evicted, by reason: the counters behind
+/// How many entries a tier evicted, by reason: the counters behind
 /// ``CacheStatistics/evictions`` and ``CacheStatistics/evictionsByReason``.
-/// Kept by ``EntryTable`` under its cache's lock, so counting adds no lock.
+/// Kept by ``EntryTable`` and by the disk tier's core under the lock each
+/// already holds, so counting adds no lock.
 @usableFromInline
 struct EvictionCounts {
     @usableFromInline var countLimit = 0
@@ -8,6 +9,7 @@ struct EvictionCounts {
     @usableFromInline var expired = 0
     @usableFromInline var memoryPressure = 0
     @usableFromInline var discarded = 0
+    @usableFromInline var freeDiskSpace = 0
 
     @inlinable
     init() {}
@@ -21,18 +23,19 @@ struct EvictionCounts {
         case .expired: expired &+= count
         case .memoryPressure: memoryPressure &+= count
         case .discarded: discarded &+= count
+        case .freeDiskSpace: freeDiskSpace &+= count
         case .removed, .replaced, .removeAll: break
         }
     }
 
     /// Every eviction, whatever its reason.
-    var total: Int { countLimit &+ costLimit &+ expired &+ memoryPressure &+ discarded }
+    var total: Int { countLimit &+ costLimit &+ expired &+ memoryPressure &+ discarded &+ freeDiskSpace }
 
     /// The reasons with at least one eviction.
     var byReason: [EvictionReason: Int] {
         let all: [(EvictionReason, Int)] = [
             (.countLimit, countLimit), (.costLimit, costLimit), (.expired, expired),
-            (.memoryPressure, memoryPressure), (.discarded, discarded),
+            (.memoryPressure, memoryPressure), (.discarded, discarded), (.freeDiskSpace, freeDiskSpace),
         ]
         return Dictionary(uniqueKeysWithValues: all.filter { $0.1 > 0 })
     }

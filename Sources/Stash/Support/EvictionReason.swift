@@ -1,4 +1,5 @@
-/// Why an entry left a ``MemoryCache``, as passed to ``MemoryCache/onEvict``.
+/// Why an entry left a cache: passed to ``MemoryCache/onEvict``, and the keys
+/// of ``CacheStatistics/evictionsByReason`` for the memory and disk tiers.
 ///
 /// A struct with static members rather than an enum, so that new reasons can
 /// be added without breaking code that matches on these. Match with `==` or
@@ -6,7 +7,7 @@
 public struct EvictionReason: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline
     enum Kind: UInt8, Hashable, Sendable {
-        case countLimit, costLimit, expired, removed, replaced, removeAll, memoryPressure, discarded
+        case countLimit, costLimit, expired, removed, replaced, removeAll, memoryPressure, discarded, freeDiskSpace
     }
 
     @usableFromInline
@@ -16,12 +17,16 @@ public struct EvictionReason: Hashable, Sendable, CustomStringConvertible {
     init(_ kind: Kind) { self.kind = kind }
 
     /// Evicted to keep ``MemoryCache/count`` within ``MemoryCache/countLimit``,
-    /// by ``MemoryCache/trim(toCount:)``, or not stored because the count limit is 0.
+    /// by ``MemoryCache/trim(toCount:)``, or not stored because the count limit is 0;
+    /// for a ``DiskCache``, to keep its ``DiskCache/countLimit``, or by its `trim(toCount:)`.
     public static let countLimit = EvictionReason(.countLimit)
     /// Evicted to keep ``MemoryCache/totalCost`` within ``MemoryCache/costLimit``,
-    /// by a cost trim, or not stored because its cost alone exceeds the limit.
+    /// by a cost trim, or not stored because its cost alone exceeds the limit;
+    /// for a ``DiskCache``, whose cost is the size of its values, to keep its
+    /// ``DiskCache/sizeLimit``, or by its `trim(toSize:)`.
     public static let costLimit = EvictionReason(.costLimit)
-    /// Its time to live or the cache's age limit ran out, or ``MemoryCache/trim(toAge:)`` removed it.
+    /// Its time to live or the cache's age limit ran out, or a `trim(toAge:)` or
+    /// `removeExpired()` removed it.
     public static let expired = EvictionReason(.expired)
     /// Removed by ``MemoryCache/removeValue(forKey:)`` or by assigning `nil` through the subscript.
     public static let removed = EvictionReason(.removed)
@@ -34,13 +39,16 @@ public struct EvictionReason: Hashable, Sendable, CustomStringConvertible {
     public static let memoryPressure = EvictionReason(.memoryPressure)
     /// The value is ``DiscardableContent`` whose content has been discarded.
     public static let discarded = EvictionReason(.discarded)
+    /// Removed by a ``DiskCache`` to keep the free space of its volume above
+    /// ``DiskCache/freeDiskSpaceLimit``.
+    public static let freeDiskSpace = EvictionReason(.freeDiskSpace)
 
     /// Whether the cache chose to drop the entry (a limit, expiry, pressure or
     /// discarded content), as opposed to the caller removing or replacing it.
     /// Counted in ``CacheStatistics/evictions``.
     public var isEviction: Bool {
         switch kind {
-        case .countLimit, .costLimit, .expired, .memoryPressure, .discarded: true
+        case .countLimit, .costLimit, .expired, .memoryPressure, .discarded, .freeDiskSpace: true
         case .removed, .replaced, .removeAll: false
         }
     }
@@ -56,6 +64,7 @@ public struct EvictionReason: Hashable, Sendable, CustomStringConvertible {
         case .removeAll: "removeAll"
         case .memoryPressure: "memoryPressure"
         case .discarded: "discarded"
+        case .freeDiskSpace: "freeDiskSpace"
         }
     }
 }
