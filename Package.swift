@@ -12,12 +12,14 @@ var products: [Product] = [
     .library(name: "Stash", targets: ["Stash"]),
     .executable(name: "stash", targets: ["StashCLI"]),
     .library(name: "StashHTTP", targets: ["StashHTTP"]),
+    .library(name: "StashMetrics", targets: ["StashMetrics"]),
 ]
 
 var dependencies: [Package.Dependency] = [
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
 ]
 
 var targets: [Target] = [
@@ -62,6 +64,15 @@ var targets: [Target] = [
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // A cache's statistics exported through swift-metrics (CoreMetrics only, no SwiftNIO).
+        .target(
+            name: "StashMetrics",
+            dependencies: ["Stash", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        .testTarget(
+            name: "StashMetricsTests",
+            dependencies: ["StashMetrics", "Stash", .product(name: "MetricsTestKit", package: "swift-metrics")]
         ),
         .testTarget(
             name: "StashHTTPTests",
