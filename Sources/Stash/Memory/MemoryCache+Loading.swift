@@ -37,16 +37,17 @@ extension MemoryCache {
     ///   `CancellationError`.
     /// - Complexity: A hit is O(1) and costs about what ``value(forKey:)`` costs.
     ///   Thread-safe; never blocks a thread for a load.
-    @inlinable
+    // Always inlined: called out of line, an async function costs a task-frame
+    // allocation and an executor check (`swift_task_switch`), three times the hit itself.
+    @inlinable @inline(__always)
     public func value(
         forKey key: Key,
         options: LoadOptions? = nil,
         orLoad loader: @escaping @Sendable (Key) async throws -> Value
     ) async throws -> Value {
-        let options = options ?? core.loadOptions
-        let found = core.loadLookup(forKey: key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
+        let found = core.loadLookup(forKey: key, refreshAfter: core.refreshAfter(options))
         if case .fresh(let value, isDue: false) = found { return value }
-        return try await core.resolveLoad(key, found: found, options: options, loader: loader)
+        return try await core.resolveLoad(key, found: found, options: options ?? core.loadOptions, loader: loader)
     }
 
     /// The blocking form of ``value(forKey:options:orLoad:)``, for synchronous
@@ -80,9 +81,9 @@ extension MemoryCache {
         options: LoadOptions? = nil,
         orLoad loader: @escaping @Sendable (Key) throws -> Value
     ) throws -> Value {
-        let options = options ?? core.loadOptions
-        let found = core.loadLookup(forKey: key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
+        let found = core.loadLookup(forKey: key, refreshAfter: core.refreshAfter(options))
         if case .fresh(let value, isDue: false) = found { return value }
+        let options = options ?? core.loadOptions
         let core = core
         return try core.loading.resolveBlocking(
             key, found: found, options: options,

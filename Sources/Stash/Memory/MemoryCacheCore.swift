@@ -39,6 +39,9 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     let loading: LoadingEngine<Key, Value>
     /// The options of get-or-load calls that give none.
     @usableFromInline let loadOptions: LoadOptions
+    /// `loadOptions.refreshAfter` in nanoseconds (`Int64.max` for none), read on
+    /// every get-or-load hit without copying the options.
+    @usableFromInline let defaultRefreshAfter: Int64
     /// The cost of a loaded value; `nil` for 0.
     let costOfLoadedValue: (@Sendable (Value) -> Int)?
 
@@ -71,6 +74,7 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
             clock: configuration.clock)
         loading = LoadingEngine(clock: configuration.clock, logger: configuration.logger)
         loadOptions = configuration.loadOptions
+        defaultRefreshAfter = configuration.loadOptions.refreshAfter?.nanosecondsClamped ?? .max
         costOfLoadedValue = configuration.loadedValueCost
         autoTrimInterval = configuration.autoTrimInterval
     }
