@@ -36,64 +36,122 @@ struct LoadingBench {
         let lookups = quick ? 200_000 : 1_000_000
         let source = Source(base: 7)
 
-        // Hits: the same entries, read through both APIs, in an async context both times.
+        // Hits: the same entries, read through both APIs, in an async context both times. Three
+        // loaders: one capturing an object (the usual case, and the target's figure), one capturing
+        // nothing, and one capturing two values (its context must be allocated at each call).
         let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil))
         for key in 0..<keyCount { cache.setValue(source.value(for: key), forKey: key) }
-        var plain: [Double] = []
-        var orLoad: [Double] = []
+        let offset = Int(CommandLine.arguments.count)
+        var times: [[Double]] = [[], [], [], []]
         for round in 0..<rounds {
-            for turn in 0..<2 {
+            for turn in 0..<4 {
+                let contender = (round + turn) % 4
                 var checksum = 0
                 let start = monotonicNanoseconds()
-                if (round + turn) % 2 == 0 {
+                switch contender {
+                case 0:
                     for index in 0..<lookups {
                         checksum &+= cache.value(forKey: index % keyCount) ?? 0
                     }
-                    plain.append(Double(monotonicNanoseconds() - start) / Double(lookups))
-                } else {
+                case 1:
                     for index in 0..<lookups {
                         checksum &+= try await cache.value(forKey: index % keyCount) { key in source.value(for: key) }
                     }
-                    orLoad.append(Double(monotonicNanoseconds() - start) / Double(lookups))
+                case 2:
+                    for index in 0..<lookups {
+                        checksum &+= try await cache.value(forKey: index % keyCount) { key in key &+ 7 }
+                    }
+                default:
+                    for index in 0..<lookups {
+                        checksum &+= try await cache.value(forKey: index % keyCount) { key in
+                            source.value(for: key) &+ offset
+                        }
+                    }
                 }
+                times[contender].append(Double(monotonicNanoseconds() - start) / Double(lookups))
                 blackHole(checksum)
             }
         }
-        let hitRatio = median(orLoad) / median(plain)
+        let plain = times[0]
         print("stash-loading-bench: \(rounds) rounds, interleaved; medians (min … max)")
-        print("hit, value(forKey:)            \(format(median(plain))) ns  (\(format(plain.min()!)) … \(format(plain.max()!)))")
-        print("hit, value(forKey:orLoad:)     \(format(median(orLoad))) ns  (\(format(orLoad.min()!)) … \(format(orLoad.max()!)))")
-        print("  ratio \(format2(hitRatio))×  target ≤ 1.20×  \(hitRatio <= 1.2 ? "PASS" : "FAIL")")
+        print("hit, value(forKey:)                         \(range(plain)) ns")
+        let labels = ["", "orLoad, loader capturing one object", "orLoad, loader capturing nothing",
+                      "orLoad, loader capturing two values"]
+        for contender in 1..<4 {
+            let ratio = median(times[contender]) / median(plain)
+            let verdict = contender == 1 ? "  target ≤ 1.20×  \(ratio <= 1.2 ? "PASS" : "FAIL")" : ""
+            print("hit, \(labels[contender].padding(toLength: 38, withPad: " ", startingAt: 0)) \(range(times[contender])) ns  ratio \(format2(ratio))×\(verdict)")
+        }
 
-        // Stampedes: 1,000 callers, one key, a loader of fixed time.
+        // Stampedes: 1,000 callers, one key, a loader of fixed time; beside two floors built from
+        // the same task group: the same 1,000 tasks, each returning at once (what creating and
+        // joining them costs), and a bare single flight (the first task runs the loader, the rest
+        // wait on a continuation each, all resumed when it ends: no cache, no options, no timers).
         let callers = 1_000
         for loaderMilliseconds in [1, 10, 50] {
             var totals: [Double] = []
             var loaderTimes: [Double] = []
+            var bare: [Double] = []
+            var spawnOnly: [Double] = []
             for round in 0..<rounds {
-                let stampeded = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil))
-                let loaderTime = LoaderTime()
-                let start = monotonicNanoseconds()
-                try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<callers {
-                        group.addTask {
-                            try await stampeded.value(forKey: round) { key in
-                                let began = monotonicNanoseconds()
-                                try await Task.sleep(nanoseconds: UInt64(loaderMilliseconds) * 1_000_000)
-                                loaderTime.record(monotonicNanoseconds() - began)
-                                return key
+                let sleep = UInt64(loaderMilliseconds) * 1_000_000
+                for turn in 0..<3 {
+                    switch (round + turn) % 3 {
+                    case 0:
+                        let stampeded = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil))
+                        let loaderTime = LoaderTime()
+                        let start = monotonicNanoseconds()
+                        try await withThrowingTaskGroup(of: Int.self) { group in
+                            for _ in 0..<callers {
+                                group.addTask {
+                                    try await stampeded.value(forKey: round) { key in
+                                        let began = monotonicNanoseconds()
+                                        try await Task.sleep(nanoseconds: sleep)
+                                        loaderTime.record(monotonicNanoseconds() - began)
+                                        return key
+                                    }
+                                }
                             }
+                            for try await value in group where value != round { fatalError("wrong value") }
                         }
+                        totals.append(Double(monotonicNanoseconds() - start))
+                        loaderTimes.append(Double(loaderTime.nanoseconds))
+                        if loaderTime.calls != 1 { fatalError("\(loaderTime.calls) loads for one key") }
+                    case 1:
+                        let flight = BareFlight()
+                        let start = monotonicNanoseconds()
+                        try await withThrowingTaskGroup(of: Int.self) { group in
+                            for _ in 0..<callers {
+                                group.addTask {
+                                    try await flight.value {
+                                        try await Task.sleep(nanoseconds: sleep)
+                                        return round
+                                    }
+                                }
+                            }
+                            for try await value in group where value != round { fatalError("wrong value") }
+                        }
+                        bare.append(Double(monotonicNanoseconds() - start))
+                    default:
+                        let start = monotonicNanoseconds()
+                        await withTaskGroup(of: Int.self) { group in
+                            for _ in 0..<callers {
+                                group.addTask { round }
+                            }
+                            for await value in group where value != round { fatalError("wrong value") }
+                        }
+                        spawnOnly.append(Double(monotonicNanoseconds() - start))
                     }
-                    for try await value in group where value != round { fatalError("wrong value") }
                 }
-                totals.append(Double(monotonicNanoseconds() - start))
-                loaderTimes.append(Double(loaderTime.nanoseconds))
-                if loaderTime.calls != 1 { fatalError("\(loaderTime.calls) loads for one key") }
             }
             let ratio = median(totals) / median(loaderTimes)
-            print("stampede, \(callers) callers, \(loaderMilliseconds) ms loader: all answered in \(format(median(totals) / 1e6)) ms, loader \(format(median(loaderTimes) / 1e6)) ms, ratio \(format2(ratio))×  target ≤ 2×  \(ratio <= 2 ? "PASS" : "FAIL")  (1 load each round)")
+            print("stampede, \(callers) callers, \(loaderMilliseconds) ms loader: all answered in \(format2(median(totals) / 1e6)) ms, loader \(format2(median(loaderTimes) / 1e6)) ms, ratio \(format2(ratio))×  target ≤ 2×  \(ratio <= 2 ? "PASS" : "FAIL")  (1 load each round)")
+            print("  floors: bare single flight \(format2(median(bare) / 1e6)) ms (\(format2(median(bare) / median(loaderTimes)))× the loader); \(callers) tasks returning at once \(format2(median(spawnOnly) / 1e6)) ms; Stash over the bare flight \(format2((median(totals) - median(bare)) / 1e6)) ms")
         }
+    }
+
+    static func range(_ values: [Double]) -> String {
+        "\(format(median(values))) (\(format(values.min()!)) … \(format(values.max()!)))"
     }
 
     static func value(after flag: String, in arguments: [String]) -> String? {
@@ -121,4 +179,41 @@ final class LoaderTime: @unchecked Sendable {
 
     var nanoseconds: UInt64 { lock.withLock { total } }
     var calls: Int { lock.withLock { count } }
+}
+
+/// The floor of a stampede: the first caller runs the load, every other caller waits on a
+/// continuation of its own, and all are resumed with the result when the load ends. No cache, no
+/// options, no timers, no cancellation: the least that one-load-for-many costs in Swift.
+final class BareFlight: @unchecked Sendable {
+    // @unchecked Sendable: `waiters`, `result` and `isLoading` are read and written only under `lock`.
+    private let lock = PThreadLock()
+    private var waiters: [CheckedContinuation<Int, any Error>] = []
+    private var result: Int?
+    private var isLoading = false
+
+    func value(load: @Sendable () async throws -> Int) async throws -> Int {
+        let leads = lock.withLock { () -> Bool in
+            if isLoading || result != nil { return false }
+            isLoading = true
+            return true
+        }
+        if leads {
+            let value = try await load()
+            let waiting = lock.withLock { () -> [CheckedContinuation<Int, any Error>] in
+                result = value
+                defer { waiters = [] }
+                return waiters
+            }
+            for waiter in waiting { waiter.resume(returning: value) }
+            return value
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            let done = lock.withLock { () -> Int? in
+                if let result { return result }
+                waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
 }
