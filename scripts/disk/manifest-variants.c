@@ -9,6 +9,8 @@
 //
 //   cc -O2 -o manifest-variants manifest-variants.c -lsqlite3
 //   ./manifest-variants DIR ROUNDS [PAGE_SIZE [WAL_AUTOCHECKPOINT [NO_AUTO_VACUUM]]]
+//   BATCH=8 ./manifest-variants DIR ROUNDS   (8 writes per transaction: what group commit
+//                                            can save at best when 8 writers share commits)
 //
 // "current": DiskCache's schema version 3 (rowid table, key index, access index,
 // partial expiration index, totals row): BEGIN IMMEDIATE, SELECT of the replaced
@@ -34,7 +36,7 @@ const char*SCHEMA_CUR="CREATE TABLE manifest (key TEXT NOT NULL PRIMARY KEY, fil
  "INSERT INTO manifest_totals VALUES (0,0,0,0);";
 const char*UPSERT="INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time, expiration_time, extended_data) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7) ON CONFLICT (key) DO UPDATE SET filename = excluded.filename, size = excluded.size, inline_data = excluded.inline_data, modification_time = excluded.modification_time, last_access_time = excluded.last_access_time, expiration_time = excluded.expiration_time, extended_data = excluded.extended_data";
 
-int variant; int N=1000; int noav=0; const char*dir; int pagesize=0; int ckpt=0;
+int variant; int N=1000; int batch=1; int noav=0; const char*dir; int pagesize=0; int ckpt=0;
 char keys[2000][16]; unsigned char val[100];
 
 static double one(int round){
@@ -64,14 +66,15 @@ static double one(int round){
   long long t0=now_ns();
   for(int i=0;i<N;i++){
     const char*k=keys[i]; int kl=strlen(k);
-    if(variant<=1){ sqlite3_bind_text(a,1,k,kl,0); sqlite3_bind_blob(a,2,val,100,0); run(a); continue; }
-    int txn = !(variant==5);
-    if(txn) run(beg);
+    int opens = batch>1 ? i%batch==0 : 1, closes = batch>1 ? (i%batch==batch-1 || i==N-1) : 1;
+    if(variant<=1){ if(batch>1&&opens) run(beg); sqlite3_bind_text(a,1,k,kl,0); sqlite3_bind_blob(a,2,val,100,0); run(a); if(batch>1&&closes) run(com); continue; }
+    int txn = !(variant==5) || batch>1;
+    if(txn && opens) run(beg);
     if(variant==2||variant==3||variant==10||variant==12||variant==13){ sqlite3_bind_text(b,1,k,kl,0); run(b); }
     sqlite3_bind_text(a,1,k,kl,0); sqlite3_bind_null(a,2); sqlite3_bind_int64(a,3,100); sqlite3_bind_blob(a,4,val,100,0);
     sqlite3_bind_int64(a,5,now_ns()); sqlite3_bind_null(a,6); sqlite3_bind_null(a,7); run(a);
     if(variant==2||variant==4||variant==10||variant==13){ sqlite3_bind_int64(c,1,1); sqlite3_bind_int64(c,2,100); sqlite3_bind_int64(c,3,0); run(c);} 
-    if(txn) run(com);
+    if(txn && closes) run(com);
   }
   long long t1=now_ns();
   sqlite3_finalize(a); if(b)sqlite3_finalize(b); if(c)sqlite3_finalize(c); sqlite3_finalize(beg); sqlite3_finalize(com);
@@ -82,6 +85,7 @@ static double one(int round){
 static int cmp(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
 int main(int argc,char**argv){
   dir=argv[1]; int rounds=atoi(argv[2]); if(argc>3)pagesize=atoi(argv[3]); if(argc>4)ckpt=atoi(argv[4]); if(argc>5)noav=atoi(argv[5]);
+  if(getenv("BATCH")) batch=atoi(getenv("BATCH")); if(batch<1) batch=1;
   for(int i=0;i<2000;i++)snprintf(keys[i],16,"key%d",i);
   for(int i=0;i<100;i++)val[i]=rand();
   int vs[]={0,1,2,3,4,5,6,10,11,12,13}; int nv=sizeof vs/sizeof*vs;
