@@ -71,7 +71,7 @@ extension MemoryCache {
         /// to a logger labelled `Stash.MemoryCache`.
         public var logger: Logger
 
-        /// The options of ``MemoryCache/value(forKey:options:orLoad:)`` calls
+        /// The options of `value(forKey:options:orLoad:)` calls
         /// that pass none: time to live, refresh ahead, fail-safe, timeouts and
         /// cached errors. Defaults to `LoadOptions()`: a plain cache's behaviour.
         public var loadOptions: LoadOptions

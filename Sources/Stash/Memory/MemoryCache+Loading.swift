@@ -50,7 +50,34 @@ extension MemoryCache {
         return try await core.resolveLoad(key, found: found, options: options ?? core.loadOptions, loader: loader)
     }
 
-    /// The blocking form of ``value(forKey:options:orLoad:)``, for synchronous
+    /// The value for `key`, loading it with `loader` on a miss: the get-or-load
+    /// call above, with a ``CacheLoader`` value instead of a closure.
+    ///
+    /// A hit costs the plain lookup: unlike a closure literal, the loader is
+    /// passed as it is, and copied into a closure only when a load starts.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - options: Overrides ``Configuration/loadOptions`` for this call.
+    ///     Defaults to `nil`: the cache's options.
+    ///   - loader: Loads the value of a key; called at most once at a time per key.
+    /// - Returns: The cached, loaded or (on failure) stale value.
+    /// - Throws: As the closure form.
+    /// - Complexity: A hit is O(1) and costs what ``value(forKey:)`` costs.
+    ///   Thread-safe; never blocks a thread for a load.
+    @inlinable @inline(__always)
+    public func value<Loader: CacheLoader<Key, Value>>(
+        forKey key: Key,
+        options: LoadOptions? = nil,
+        orLoad loader: Loader
+    ) async throws -> Value {
+        let found = core.loadLookup(forKey: key, refreshAfter: core.refreshAfter(options))
+        if case .fresh(let value, isDue: false) = found { return value }
+        return try await core.resolveLoad(
+            key, found: found, options: options ?? core.loadOptions, loader: { try await loader.load($0) })
+    }
+
+    /// The blocking form of `value(forKey:options:orLoad:)`, for synchronous
     /// code: the first thread to miss runs `loader` itself, and other threads
     /// asking for the key meanwhile block until it ends and share its value or
     /// its error.
@@ -98,7 +125,7 @@ extension MemoryCache {
     /// `loader`, which receives only the keys that are neither cached nor
     /// being loaded already (those are waited for).
     ///
-    /// Each key behaves as in ``value(forKey:options:orLoad:)``. A key that
+    /// Each key behaves as in `value(forKey:options:orLoad:)`. A key that
     /// `loader` leaves out of its result has no value and is left out of the
     /// returned dictionary; so is a key whose load failed with no stale value.
     ///
