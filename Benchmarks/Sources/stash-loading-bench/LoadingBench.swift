@@ -21,6 +21,12 @@ final class Source: Sendable {
     func value(for key: Int) -> Int { base &+ key }
 }
 
+/// The CacheLoader form of the same loader.
+struct SourceLoader: CacheLoader {
+    let source: Source
+    func load(_ key: Int) async throws -> Int { source.value(for: key) }
+}
+
 @main
 struct LoadingBench {
     static func main() async throws {
@@ -36,16 +42,18 @@ struct LoadingBench {
         let lookups = quick ? 200_000 : 1_000_000
         let source = Source(base: 7)
 
-        // Hits: the same entries, read through both APIs, in an async context both times. Three
-        // loaders: one capturing an object (the usual case, and the target's figure), one capturing
-        // nothing, and one capturing two values (its context must be allocated at each call).
+        // Hits: the same entries, read through both APIs, in an async context both times. Four
+        // loaders: a closure capturing an object (the usual case, and the target's figure), one
+        // capturing nothing, one capturing two values (its context must be allocated at each
+        // call), and a CacheLoader value holding the same object.
         let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil))
         for key in 0..<keyCount { cache.setValue(source.value(for: key), forKey: key) }
         let offset = Int(CommandLine.arguments.count)
-        var times: [[Double]] = [[], [], [], []]
+        let loaderValue = SourceLoader(source: source)
+        var times: [[Double]] = [[], [], [], [], []]
         for round in 0..<rounds {
-            for turn in 0..<4 {
-                let contender = (round + turn) % 4
+            for turn in 0..<5 {
+                let contender = (round + turn) % 5
                 var checksum = 0
                 let start = monotonicNanoseconds()
                 switch contender {
@@ -61,11 +69,15 @@ struct LoadingBench {
                     for index in 0..<lookups {
                         checksum &+= try await cache.value(forKey: index % keyCount) { key in key &+ 7 }
                     }
-                default:
+                case 3:
                     for index in 0..<lookups {
                         checksum &+= try await cache.value(forKey: index % keyCount) { key in
                             source.value(for: key) &+ offset
                         }
+                    }
+                default:
+                    for index in 0..<lookups {
+                        checksum &+= try await cache.value(forKey: index % keyCount, orLoad: loaderValue)
                     }
                 }
                 times[contender].append(Double(monotonicNanoseconds() - start) / Double(lookups))
@@ -76,8 +88,8 @@ struct LoadingBench {
         print("stash-loading-bench: \(rounds) rounds, interleaved; medians (min … max)")
         print("hit, value(forKey:)                         \(range(plain)) ns")
         let labels = ["", "orLoad, loader capturing one object", "orLoad, loader capturing nothing",
-                      "orLoad, loader capturing two values"]
-        for contender in 1..<4 {
+                      "orLoad, loader capturing two values", "orLoad, a CacheLoader value"]
+        for contender in 1..<5 {
             let ratio = median(times[contender]) / median(plain)
             let verdict = contender == 1 ? "  target ≤ 1.20×  \(ratio <= 1.2 ? "PASS" : "FAIL")" : ""
             print("hit, \(labels[contender].padding(toLength: 38, withPad: " ", startingAt: 0)) \(range(times[contender])) ns  ratio \(format2(ratio))×\(verdict)")
