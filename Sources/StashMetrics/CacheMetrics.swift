@@ -1,7 +1,7 @@
 import CoreMetrics
 import Stash
 
-/// Publishes a cache's ``Stash/CacheStatistics`` through swift-metrics, so that
+/// Publishes a cache's `CacheStatistics` through swift-metrics, so that
 /// a server's Prometheus, StatsD or OpenTelemetry backend sees its hits,
 /// misses, evictions and loads.
 ///
@@ -12,7 +12,7 @@ import Stash
 ///
 /// The caches keep their counters in memory under the lock each already takes
 /// for a lookup; this type reads them with the cache's `statistics` property
-/// (on ``Stash/MemoryCache``, ``Stash/DiskCache`` or ``Stash/Cache``) and
+/// (on `MemoryCache`, `DiskCache` or `Cache`) and
 /// adds what changed since its previous reading to swift-metrics counters. So
 /// exporting adds nothing to a cache's hit path: no lock, no allocation, no
 /// metrics call per lookup. Counters lag by at most one reporting interval.
@@ -22,14 +22,14 @@ import Stash
 /// | metric | kind | other dimensions |
 /// |---|---|---|
 /// | `stash_cache_requests_total` | counter | `result`: `hit` or `miss` |
-/// | `stash_cache_evictions_total` | counter | `reason`: an ``Stash/EvictionReason``'s description, such as `countLimit` |
+/// | `stash_cache_evictions_total` | counter | `reason`: an `EvictionReason`'s description, such as `countLimit` |
 /// | `stash_cache_loads_total` | counter | `result`: `success` or `failure` |
 /// | `stash_cache_refreshes_total` | counter | |
 /// | `stash_cache_stale_served_total` | counter | |
 /// | `stash_cache_load_duration_seconds` | timer | |
 ///
 /// Load durations are kept by the cache as a histogram with one bucket per
-/// power of two of microseconds (``Stash/LoadTimeDistribution``); each load
+/// power of two of microseconds (`LoadTimeDistribution`); each load
 /// reported since the previous reading is recorded in the timer as its
 /// bucket's midpoint, so a duration is exact to within a factor of 1.5.
 ///
@@ -142,7 +142,7 @@ public actor CacheMetrics {
         if delta > 0 { counter.increment(by: delta) }
     }
 
-    /// The middle of a ``Stash/LoadTimeDistribution`` bucket: bucket 0 holds
+    /// The middle of a `LoadTimeDistribution` bucket: bucket 0 holds
     /// loads under 1 µs, bucket i > 0 those from 2^(i-1) µs to under 2^i µs.
     static func midpointNanoseconds(ofBucket index: Int) -> Int64 {
         index == 0 ? 500 : 750 * (Int64(1) << index)
