@@ -7,10 +7,20 @@
 extension Cache {
     /// The value for `key`, from memory, disk, or the remote tier (then promoted
     /// into the local tiers). See `value(forKey:)`.
+    // Always inlined: a memory hit is then specialised for the caller's `Value`
+    // and makes no async call (see `MemoryCache.value(forKey:options:orLoad:)`).
+    @inlinable @inline(__always)
     public func value(forKey key: String) async throws(StashError) -> Value? {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
+        return try await awaitValueBelowMemory(forKey: key)
+    }
+
+    /// The async `value(forKey:)` after a memory miss: from the remote tier
+    /// or disk, promoted into the local tiers.
+    @usableFromInline
+    func awaitValueBelowMemory(forKey key: String) async throws(StashError) -> Value? {
         if let remoteLink { return try await valueThroughRemote(forKey: key, remoteLink) }
         guard let disk else { return nil }
         return try await disk.run { [self] () throws(StashError) in try value(forKey: key) }
