@@ -1,13 +1,19 @@
 import NIOCore
 
-/// A channel handler stage that writes a ``RedisCommand`` as a RESP array of bulk strings.
+/// Writes ``RedisCommand``s as RESP arrays of bulk strings.
 ///
-/// Wrap it in `MessageToByteHandler`.
-struct RESPEncoder: MessageToByteEncoder {
-    typealias OutboundIn = RedisCommand
-
-    func encode(data command: RedisCommand, out: inout ByteBuffer) throws {
-        Self.write(command, into: &out)
+/// Commands are encoded by the task that sends them, before they reach the
+/// connection's event loop, and a caller's pipeline goes out as one buffer.
+enum RESPEncoder {
+    /// `commands` in RESP, one after the other, in one buffer sized up front.
+    ///
+    /// - Complexity: O(n) in the commands' encoded size; one allocation.
+    static func encode(_ commands: some Collection<RedisCommand>, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var capacity = 0
+        for command in commands { capacity += maximumEncodedSize(of: command) }
+        var out = allocator.buffer(capacity: capacity)
+        for command in commands { write(command, into: &out) }
+        return out
     }
 
     /// Appends `command` to `out` in RESP.
@@ -30,6 +36,20 @@ struct RESPEncoder: MessageToByteEncoder {
                 writeBulk(string: String(value), into: &out)
             }
         }
+    }
+
+    /// An upper bound of `command`'s encoded size: each element's header
+    /// (`$`, at most 20 digits, CRLF) and trailing CRLF take at most 25 bytes.
+    private static func maximumEncodedSize(of command: RedisCommand) -> Int {
+        var size = 23 + 25 + command.name.utf8.count
+        for argument in command.arguments {
+            switch argument {
+            case .string(let string): size += 25 + string.utf8.count
+            case .bytes(let bytes): size += 25 + bytes.readableBytes
+            case .integer: size += 25 + 20
+            }
+        }
+        return size
     }
 
     private static func writeBulk(string: String, into out: inout ByteBuffer) {
