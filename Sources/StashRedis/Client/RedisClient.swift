@@ -45,36 +45,23 @@ public final class RedisClient: RedisCommandExecutor {
     ///   `.connectionClosed` or `.protocolViolation`.
     /// - Complexity: One round trip; pipelined with other callers' commands.
     public func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
-        do {
-            return try await pool.connection().flatMap { $0.send(command) }.get()
-        } catch {
-            throw Self.redisError(error)
-        }
+        try await pool.connection().outcome(of: command).get()
     }
 
     /// Sends several commands in one write and returns every outcome, in order.
     ///
     /// - Parameter commands: The commands.
-    /// - Returns: One result per command.
-    /// - Complexity: One round trip for all of them.
+    /// - Returns: One result per command: its reply, `.serverError` for an error
+    ///   reply, or the connection's failure (commands answered before a failure keep their replies).
+    /// - Complexity: One round trip for all of them; the caller is woken once, when the last reply arrives.
     public func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
         let connection: RedisConnection
         do {
-            connection = try await pool.connection().get()
+            connection = try await pool.connection()
         } catch {
-            let failure = Self.redisError(error)
-            return commands.map { _ in .failure(failure) }
+            return commands.map { _ in .failure(error) }
         }
-        var results: [Result<RESPValue, RedisError>] = []
-        results.reserveCapacity(commands.count)
-        for future in connection.send(pipeline: commands) {
-            do {
-                results.append(.success(try await future.get()))
-            } catch {
-                results.append(.failure(Self.redisError(error)))
-            }
-        }
-        return results
+        return await connection.outcomes(of: commands)
     }
 
     /// Returns `[self]`: one server is its own only primary.

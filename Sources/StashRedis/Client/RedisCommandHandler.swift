@@ -4,30 +4,70 @@ import NIOCore
 /// that asked for it, in order, so that any number of commands can be in flight
 /// (pipelining).
 ///
+/// Requests arrive already encoded (``Request``), one or many commands each, and
+/// leave as one buffer each. A request of many commands (a caller's pipeline) is
+/// answered once, with every outcome in order, when its last reply arrives, so a
+/// pipeline costs one wake-up of its caller, not one per command.
+///
 /// Commands whose reply is late past the command timeout fail every pending
 /// command with `.timeout` and close the channel, since the replies' order can no
 /// longer be trusted. A decoding error or a closed channel fails every pending
-/// command too. Messages of a subscribed connection (`message`/`pmessage` arrays
-/// and RESP3 pushes) go to ``onMessage`` instead.
+/// command too; the commands of a pipeline that were already answered keep their
+/// replies. Messages of a subscribed connection (`message`/`pmessage` arrays and
+/// RESP3 pushes) go to ``onMessage`` instead.
 ///
 /// Runs on its channel's event loop only.
 final class RedisCommandHandler: ChannelDuplexHandler {
     typealias InboundIn = RESPValue
     typealias OutboundIn = Request
-    typealias OutboundOut = RedisCommand
+    typealias OutboundOut = ByteBuffer
 
-    /// A command and the promise its reply completes.
+    /// One command's outcome: its reply, or the error that stands for it (an error
+    /// reply is a `.serverError`).
+    typealias Outcome = Result<RESPValue, RedisError>
+
+    /// Where the replies to one request go; each is completed exactly once.
+    enum Replies: Sendable {
+        /// One command, whose reply completes a promise (an error reply fails it).
+        case promise(EventLoopPromise<RESPValue>)
+        /// One command, whose outcome resumes a waiting task.
+        case outcome(UnsafeContinuation<Outcome, Never>)
+        /// Several commands, whose outcomes, in order, resume a waiting task once.
+        case outcomes(UnsafeContinuation<[Outcome], Never>)
+
+        /// Completes these replies with `answered` followed by `error` for each of
+        /// the `count` commands not answered yet.
+        func fail(_ error: RedisError, count: Int, answered: [Outcome] = []) {
+            switch self {
+            case .promise(let promise):
+                promise.fail(error)
+            case .outcome(let continuation):
+                continuation.resume(returning: .failure(error))
+            case .outcomes(let continuation):
+                var outcomes = answered
+                outcomes.reserveCapacity(count)
+                while outcomes.count < count { outcomes.append(.failure(error)) }
+                continuation.resume(returning: outcomes)
+            }
+        }
+    }
+
+    /// Commands encoded in RESP, how many there are, and where their replies go.
     struct Request: Sendable {
-        var command: RedisCommand
-        var promise: EventLoopPromise<RESPValue>
+        var bytes: ByteBuffer
+        var count: Int
+        var replies: Replies
     }
 
     private struct Pending {
-        var promise: EventLoopPromise<RESPValue>
+        var count: Int
+        var replies: Replies
         var deadline: NIODeadline
     }
 
-    private var pending = CircularBuffer<Pending>(initialCapacity: 64)
+    private var pending = CircularBuffer<Pending>(initialCapacity: 16)
+    /// The outcomes so far of the request at the head of `pending`, when it is several commands.
+    private var headOutcomes: [Outcome] = []
     private let commandTimeout: TimeAmount
     private var timeoutCheck: RepeatedTask?
     private var failure: RedisError?
@@ -57,12 +97,12 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = Self.unwrapOutboundIn(data)
         if let failure {
-            request.promise.fail(failure)
+            request.replies.fail(failure, count: request.count)
             promise?.fail(failure)
             return
         }
-        pending.append(Pending(promise: request.promise, deadline: .now() + commandTimeout))
-        context.write(Self.wrapOutboundOut(request.command), promise: promise)
+        pending.append(Pending(count: request.count, replies: request.replies, deadline: .now() + commandTimeout))
+        context.write(Self.wrapOutboundOut(request.bytes), promise: promise)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -71,15 +111,37 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             onMessage(value)
             return
         }
-        guard let next = pending.popFirst() else {
+        guard let head = pending.first else {
             // A reply nobody asked for: the stream is out of step, so nothing after it can be trusted.
             fail(context: context, RedisError(.protocolViolation, "the server sent a reply with no command waiting for it"))
             return
         }
+        let outcome: Outcome
         if case .error(let message) = value {
-            next.promise.fail(RedisError(.serverError, message))
+            outcome = .failure(RedisError(.serverError, message))
         } else {
-            next.promise.succeed(value)
+            outcome = .success(value)
+        }
+        // The request leaves the queue before its waiter runs, since a promise's
+        // callbacks run right here and may send or close.
+        switch head.replies {
+        case .promise(let promise):
+            pending.removeFirst()
+            switch outcome {
+            case .success(let reply): promise.succeed(reply)
+            case .failure(let error): promise.fail(error)
+            }
+        case .outcome(let continuation):
+            pending.removeFirst()
+            continuation.resume(returning: outcome)
+        case .outcomes(let continuation):
+            if headOutcomes.isEmpty { headOutcomes.reserveCapacity(head.count) }
+            headOutcomes.append(outcome)
+            guard headOutcomes.count == head.count else { return }
+            pending.removeFirst()
+            let outcomes = headOutcomes
+            headOutcomes = []
+            continuation.resume(returning: outcomes)
         }
     }
 
@@ -108,9 +170,13 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
+    /// Fails every pending command; the head request keeps the outcomes it already has.
     private func failAll(_ error: RedisError) {
+        var answered = headOutcomes
+        headOutcomes = []
         while let next = pending.popFirst() {
-            next.promise.fail(error)
+            next.replies.fail(error, count: next.count, answered: answered)
+            answered = []
         }
     }
 

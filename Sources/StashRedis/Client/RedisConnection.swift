@@ -28,29 +28,60 @@ final class RedisConnection: Sendable {
     /// Sends one command; the future completes with its reply, or fails with a ``RedisError``.
     func send(_ command: RedisCommand) -> EventLoopFuture<RESPValue> {
         let promise = channel.eventLoop.makePromise(of: RESPValue.self)
-        enqueue(CollectionOfOne(RedisCommandHandler.Request(command: command, promise: promise)))
+        enqueue(CollectionOfOne(request(CollectionOfOne(command), replies: .promise(promise))))
         return promise.futureResult
     }
 
-    /// Sends several commands in one write; the futures complete in order.
+    /// Sends several commands in one flush; the futures complete in order.
+    ///
+    /// For the few commands that set a connection up; callers in a task use ``outcomes(of:)``.
     func send(pipeline commands: [RedisCommand]) -> [EventLoopFuture<RESPValue>] {
-        let loop = channel.eventLoop
         var futures: [EventLoopFuture<RESPValue>] = []
         futures.reserveCapacity(commands.count)
         var requests: [RedisCommandHandler.Request] = []
         requests.reserveCapacity(commands.count)
         for command in commands {
-            let promise = loop.makePromise(of: RESPValue.self)
+            let promise = channel.eventLoop.makePromise(of: RESPValue.self)
             futures.append(promise.futureResult)
-            requests.append(RedisCommandHandler.Request(command: command, promise: promise))
+            requests.append(request(CollectionOfOne(command), replies: .promise(promise)))
         }
         enqueue(requests)
         return futures
     }
 
+    /// Sends one command and waits for its outcome: the reply, or the error
+    /// that stands for it (an error reply is `.serverError`).
+    func outcome(of command: RedisCommand) async -> Result<RESPValue, RedisError> {
+        let bytes = RESPEncoder.encode(CollectionOfOne(command), allocator: channel.allocator)
+        return await withUnsafeContinuation { continuation in
+            enqueue(CollectionOfOne(RedisCommandHandler.Request(bytes: bytes, count: 1, replies: .outcome(continuation))))
+        }
+    }
+
+    /// Sends several commands in one write and waits once for all of their
+    /// outcomes, in order.
+    ///
+    /// - Complexity: One buffer for the commands, one wake-up when the last reply arrives.
+    func outcomes(of commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
+        if commands.isEmpty { return [] }
+        let bytes = RESPEncoder.encode(commands, allocator: channel.allocator)
+        return await withUnsafeContinuation { continuation in
+            enqueue(CollectionOfOne(RedisCommandHandler.Request(bytes: bytes, count: commands.count, replies: .outcomes(continuation))))
+        }
+    }
+
+    private func request(_ commands: some Collection<RedisCommand>,
+                         replies: RedisCommandHandler.Replies) -> RedisCommandHandler.Request {
+        RedisCommandHandler.Request(bytes: RESPEncoder.encode(commands, allocator: channel.allocator),
+                                    count: commands.count, replies: replies)
+    }
+
     /// Queues requests and, unless a drain is already scheduled, schedules one on
-    /// the event loop. Commands sent by many tasks meanwhile leave in one write
-    /// and one flush (automatic pipelining), in the order they were queued.
+    /// the event loop. Commands sent by many tasks meanwhile leave in one flush
+    /// (automatic pipelining), in the order they were queued.
+    ///
+    /// Every request's replies are completed exactly once: by the command handler,
+    /// or here when the channel has closed.
     private func enqueue(_ requests: some Collection<RedisCommandHandler.Request>) {
         let schedule: Bool = outbox.withLock { outbox in
             outbox.requests.append(contentsOf: requests)
@@ -72,9 +103,9 @@ final class RedisConnection: Sendable {
         }
         guard channel.isActive else {
             // A write to a closed channel would fail without reaching the command
-            // handler, leaving these promises unanswered.
+            // handler, leaving these requests unanswered.
             let error = RedisError(.connectionClosed, "the connection closed before the command was sent")
-            for request in requests { request.promise.fail(error) }
+            for request in requests { request.replies.fail(error, count: request.count) }
             return
         }
         for request in requests { channel.write(request, promise: nil) }
@@ -120,7 +151,6 @@ final class RedisConnection: Sendable {
                         try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : serverName))
                     }
                     try sync.addHandler(ByteToMessageHandler(RESPDecoder(parser: parser)))
-                    try sync.addHandler(MessageToByteHandler(RESPEncoder()))
                     try sync.addHandler(RedisCommandHandler(commandTimeout: timeout))
                 }
             }

@@ -38,8 +38,12 @@ final class RedisConnectionPool: Sendable {
 
     /// A connection, opening one if its slot has none.
     ///
-    /// - Throws (in the future): `.unavailable` while the slot backs off, or the connect's error.
-    func connection() -> EventLoopFuture<RedisConnection> {
+    /// Returns at once, without leaving the calling thread, when the slot's
+    /// connection is open (the usual case).
+    ///
+    /// - Throws: `.unavailable` while the slot backs off, `.connectionClosed`
+    ///   once the pool is closed, or the connect's error.
+    func connection() async throws(RedisError) -> RedisConnection {
         enum Decision {
             case use(RedisConnection)
             case wait(EventLoopFuture<RedisConnection>)
@@ -65,16 +69,24 @@ final class RedisConnectionPool: Sendable {
             }
         }
         switch decision {
-        case .use(let connection): return connection.channel.eventLoop.makeSucceededFuture(connection)
-        case .wait(let future): return future
-        case .refuse(let error): return group.any().makeFailedFuture(error)
-        case .open(let index, let failures): return open(slot: index, previousFailures: failures)
+        case .use(let connection): return connection
+        case .wait(let future): return try await Self.wait(for: future)
+        case .refuse(let error): throw error
+        case .open(let index, let failures): return try await open(slot: index, previousFailures: failures)
+        }
+    }
+
+    private static func wait(for future: EventLoopFuture<RedisConnection>) async throws(RedisError) -> RedisConnection {
+        do {
+            return try await future.get()
+        } catch {
+            throw RedisClient.redisError(error)
         }
     }
 
     private var address: String { "\(configuration.host):\(configuration.port)" }
 
-    private func open(slot index: Int, previousFailures: Int) -> EventLoopFuture<RedisConnection> {
+    private func open(slot index: Int, previousFailures: Int) async throws(RedisError) -> RedisConnection {
         let loop = group.next()
         let promise = loop.makePromise(of: RedisConnection.self)
         let proceed: Bool = state.withLock { state in
@@ -88,7 +100,7 @@ final class RedisConnectionPool: Sendable {
             // Never handed out: complete it anyway, or NIO reports it as leaked (a fatal
             // error in debug builds) when it is released.
             promise.fail(RedisError(.connectionClosed, "another caller is already connecting this slot"))
-            return connection()
+            return try await connection()
         }
         RedisConnection.connect(configuration: configuration, eventLoop: loop).whenComplete { result in
             let closeNow: RedisConnection? = self.state.withLock { state in
@@ -109,7 +121,7 @@ final class RedisConnectionPool: Sendable {
             if let closeNow { _ = closeNow.close() }
             promise.completeWith(result)
         }
-        return promise.futureResult
+        return try await Self.wait(for: promise.futureResult)
     }
 
     /// Closes every connection; later calls fail with `.connectionClosed`.

@@ -23,13 +23,34 @@ final class RedisBadPeerTests: XCTestCase {
         }
     }
 
-    private func withFakeServer(reply: String, closeAfter: Bool, _ body: (Int) async throws -> Void) async throws {
+    /// Answers the first bytes it reads with fixed bytes, then closes, whatever else arrives.
+    private final class AnswersOnceThenCloses: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let reply: [UInt8]
+        var answered = false
+        init(reply: [UInt8]) {
+            self.reply = reply
+        }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if answered { return }
+            answered = true
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(NIOAny(ByteBuffer(bytes: reply))).whenComplete { _ in loopBound.value.close(promise: nil) }
+        }
+    }
+
+    private func withFakeServer(reply: String, closeAfter: Bool, once: Bool = false,
+                                _ body: (Int) async throws -> Void) async throws {
         let bytes = Array(reply.utf8)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(FixedReply(reply: bytes, closeAfter: closeAfter))
+                    if once {
+                        try channel.pipeline.syncOperations.addHandler(AnswersOnceThenCloses(reply: bytes))
+                    } else {
+                        try channel.pipeline.syncOperations.addHandler(FixedReply(reply: bytes, closeAfter: closeAfter))
+                    }
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -88,6 +109,27 @@ final class RedisBadPeerTests: XCTestCase {
                 XCTAssertEqual((error as? RedisError)?.code, .replyTooLarge)
             }
             await client.close()
+        }
+    }
+
+    /// The connection dies mid-pipeline: the commands answered keep their replies,
+    /// in order, and every other command fails with a clear error.
+    func testAConnectionLostMidPipelineFailsOnlyTheUnansweredCommands() async throws {
+        for (reply, codes) in [("+OK\r\n:7\r\n", [RedisError.Code.connectionClosed]),
+                               ("+OK\r\n:7\r\n$5\r\nab", [.protocolViolation, .connectionClosed])] {
+            try await withFakeServer(reply: reply, closeAfter: true, once: true) { port in
+                let client = client(port: port)
+                let results = await client.send(pipeline: (0..<4).map { RedisCommand("GET", key: "k\($0)", [.string("k\($0)")]) })
+                XCTAssertEqual(results.count, 4)
+                XCTAssertEqual(try results[0].get(), .simpleString("OK"))
+                XCTAssertEqual(try results[1].get(), .integer(7))
+                for result in results[2...] {
+                    guard case .failure(let error) = result else { return XCTFail("no reply was sent for it: \(result)") }
+                    XCTAssertTrue(codes.contains(error.code), "\(error)")
+                    XCTAssertFalse(error.message.isEmpty)
+                }
+                await client.close()
+            }
         }
     }
 }

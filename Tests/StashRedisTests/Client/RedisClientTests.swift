@@ -141,4 +141,41 @@ final class RedisClientTests: RedisServerTestCase {
         }
         await client.close()
     }
+
+    /// A pipeline's outcomes come back in order, and an error reply fails only its own command.
+    func testAPipelineAnswersInOrderWithErrorsPerCommand() async throws {
+        let client = makeClient()
+        let results = await client.send(pipeline: [
+            RedisCommand("SET", key: "n", ["n", "41"]),
+            RedisCommand("INCR", key: "n", ["n"]),
+            RedisCommand("LPUSH", key: "n", ["n", "x"]),
+            RedisCommand("GET", key: "n", ["n"]),
+            RedisCommand("GET", key: "missing", ["missing"]),
+        ])
+        XCTAssertEqual(results.count, 5)
+        XCTAssertEqual(try results[0].get(), .simpleString("OK"))
+        XCTAssertEqual(try results[1].get(), .integer(42))
+        XCTAssertThrowsError(try results[2].get()) { error in
+            XCTAssertEqual((error as? RedisError)?.code, .serverError)
+            XCTAssertTrue("\(error)".contains("WRONGTYPE"), "\(error)")
+        }
+        XCTAssertEqual(try results[3].get().string, "42")
+        XCTAssertEqual(try results[4].get(), .null)
+        let none = await client.send(pipeline: [])
+        XCTAssertTrue(none.isEmpty)
+        await client.close()
+    }
+
+    /// The command timeout applies to every command of a pipeline.
+    func testAPipelinePastItsTimeoutFailsEveryCommand() async throws {
+        let client = makeClient { $0.commandTimeout = .milliseconds(200); $0.poolSize = 1 }
+        try await client.set("k", to: ByteBuffer(string: "v"))
+        try server.cli(["CLIENT", "PAUSE", "1500", "ALL"])
+        let results = await client.send(pipeline: [RedisCommand("GET", key: "k", ["k"]), RedisCommand("GET", key: "k", ["k"])])
+        XCTAssertEqual(results.map { result -> RedisError.Code? in
+            if case .failure(let error) = result { return error.code }
+            return nil
+        }, [.timeout, .timeout])
+        await client.close()
+    }
 }

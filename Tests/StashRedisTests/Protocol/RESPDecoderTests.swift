@@ -129,4 +129,30 @@ final class RESPDecoderTests: XCTestCase {
         RESPEncoder.write(RedisCommand("SET", key: "k", ["k", .bytes(ByteBuffer(string: "v\r\n")), "PX", .integer(1500)]), into: &out)
         XCTAssertEqual(String(buffer: out), "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\nPX\r\n$4\r\n1500\r\n")
     }
+
+    /// Many commands in one buffer: empty, non-ASCII and long arguments, negative and extreme
+    /// integers, and lengths of many digits, each as a plain reference encoding writes it.
+    func testTheEncoderWritesAPipelineInOneBuffer() {
+        let long = String(repeating: "x", count: 12_345)
+        let commands = [
+            RedisCommand("GET", key: "", [""]),
+            RedisCommand("SET", key: "clé", ["clé", .bytes(ByteBuffer(bytes: [0, 13, 10, 255])), "PX", .integer(-7)]),
+            RedisCommand("ECHO", [.string(long), .integer(Int64.min), .integer(Int64.max), .integer(0), .bytes(ByteBuffer())]),
+        ]
+        func reference(_ command: RedisCommand) -> [UInt8] {
+            var elements: [[UInt8]] = [Array(command.name.utf8)]
+            for argument in command.arguments {
+                switch argument {
+                case .string(let string): elements.append(Array(string.utf8))
+                case .bytes(let bytes): elements.append(Array(bytes.readableBytesView))
+                case .integer(let value): elements.append(Array(String(value).utf8))
+                }
+            }
+            var out = Array("*\(elements.count)\r\n".utf8)
+            for element in elements { out += Array("$\(element.count)\r\n".utf8) + element + Array("\r\n".utf8) }
+            return out
+        }
+        let encoded = RESPEncoder.encode(commands, allocator: ByteBufferAllocator())
+        XCTAssertEqual(Array(encoded.readableBytesView), commands.flatMap(reference))
+    }
 }
