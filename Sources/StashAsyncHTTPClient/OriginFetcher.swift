@@ -18,7 +18,13 @@ import NIOHTTP1
 package struct OriginFetcher: Sendable {
     /// The client that reaches the origin.
     package let client: HTTPClient
-    /// How long the origin has to send the response head and the whole body.
+    /// The time the origin has for the whole response: the head and every byte of the body.
+    ///
+    /// The clock starts when the request is sent (waiting for a pooled connection and connecting
+    /// count) and runs while the head and each body chunk are awaited; it pauses while a received
+    /// chunk waits for its reader, so a slow reader never times the origin out. An origin that
+    /// stalls mid-body or trickles past it fails the body with `.originTimedOut` and loses its
+    /// connection (see ``OriginResponseBody``).
     package let timeout: TimeAmount
 
     /// Creates a fetcher.
@@ -26,7 +32,7 @@ package struct OriginFetcher: Sendable {
     /// - Parameters:
     ///   - client: The client that reaches the origin. Should not follow redirects: a cache stores
     ///     what the origin said for the URL asked for.
-    ///   - timeout: How long the origin has for one response, body included.
+    ///   - timeout: The time the origin has for one response, head and whole body (see ``timeout``).
     package init(client: HTTPClient, timeout: TimeAmount) {
         self.client = client
         self.timeout = timeout
@@ -34,14 +40,14 @@ package struct OriginFetcher: Sendable {
 
     /// Sends `request` with `body` to the origin.
     ///
-    /// - Returns: The origin's response head (end-to-end fields only) and its body, not yet read.
+    /// - Returns: The origin's response head (end-to-end fields only) and its body, not yet read,
+    ///   with what is left of ``timeout``. Reading the body throws ``CachingHTTPClientError`` too.
     /// - Throws: ``CachingHTTPClientError`` with code `.invalidRequest`, `.originUnreachable` or
-    ///   `.originTimedOut`. Errors while the body streams are AsyncHTTPClient's own; use
-    ///   ``CachingHTTPClientError/init(originFailure:url:)`` to classify them.
+    ///   `.originTimedOut`.
     package func fetch(
         _ request: HTTPRequest,
         body: HTTPClientRequest.Body?
-    ) async throws(CachingHTTPClientError) -> (HTTPResponse, HTTPClientResponse.Body) {
+    ) async throws(CachingHTTPClientError) -> (HTTPResponse, OriginResponseBody) {
         let url = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(request.method)
@@ -51,15 +57,17 @@ package struct OriginFetcher: Sendable {
         fields[.contentLength] = nil
         outgoing.headers = HTTPHeaders(fields)
         outgoing.body = body
+        let deadline = NIODeadline.now() + timeout
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(outgoing, timeout: timeout)
+            response = try await client.execute(outgoing, deadline: deadline)
         } catch where Self.isStaleConnection(error) && request.method.isIdempotent {
             // A pooled keep-alive connection the origin closed just as the request went out
             // (node closes idle ones after 5 s): nothing reached the origin's application, so an
-            // idempotent request is sent once more, on a new connection, as nginx does.
+            // idempotent request is sent once more, on a new connection, as nginx does, within
+            // the same deadline.
             do {
-                response = try await client.execute(outgoing, timeout: timeout)
+                response = try await client.execute(outgoing, deadline: deadline)
             } catch {
                 throw CachingHTTPClientError(originFailure: error, url: url)
             }
@@ -74,7 +82,8 @@ package struct OriginFetcher: Sendable {
         if response.status.code > 999 {
             head.status = .badGateway
         }
-        return (head, response.body)
+        // AsyncHTTPClient's deadline ends with the head; the body carries the rest of the time.
+        return (head, OriginResponseBody(response.body, remaining: deadline - .now(), url: url))
     }
 }
 
