@@ -37,6 +37,9 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
+        /// How each load through the fleet lock got its value, from its loader's
+        /// return to the store of the value (one load per key at a time).
+        var fleetLoads: [String: FleetLoadLock.Outcome] = [:]
     }
 
     /// Past this many stale keys, the whole remote tier is distrusted instead.
@@ -290,6 +293,16 @@ extension RemoteTierLink.Change {
 }
 
 extension RemoteTierLink {
+    /// Records how the load of `key` under way got its value, for the store that follows it.
+    func noteFleetLoad(_ outcome: FleetLoadLock.Outcome, forKey key: String) {
+        state.withLock { $0.fleetLoads[key] = outcome }
+    }
+
+    /// Takes what ``noteFleetLoad(_:forKey:)`` recorded for `key`, if anything.
+    func takeFleetLoad(forKey key: String) -> FleetLoadLock.Outcome? {
+        state.withLock { $0.fleetLoads.removeValue(forKey: key) }
+    }
+
     /// Tries once to take the fleet-wide lock on `key`. See `Cache.acquireFleetLock(forKey:timeToLive:)`.
     func acquireLock(forKey key: String, timeToLive: Duration) async -> FleetLoadLock.Attempt {
         do {

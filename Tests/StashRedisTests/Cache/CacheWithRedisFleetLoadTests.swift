@@ -1,0 +1,212 @@
+import Foundation
+import XCTest
+@testable import Stash
+@testable import StashRedis
+
+/// Get-or-load with ``LoadOptions/fleetLockTTL``: one instance of the fleet
+/// loads a missing key, the others take its value from Redis; a holder that
+/// dies holds the fleet up for the lock's time to live at most.
+final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
+    private var clients: [RedisClient] = []
+    private var directories: [TemporaryDirectory] = []
+
+    override func tearDown() async throws {
+        for client in clients { await client.close() }
+        clients = []
+        directories = []
+    }
+
+    /// A cache sharing the test's Redis under one prefix, with a disk tier or not.
+    private func makeCache(disk: Bool = true) throws -> Cache<String> {
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        clients.append(client)
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fleet:"))
+        let directory = TemporaryDirectory()
+        directories.append(directory)
+        return try Cache(
+            memory: MemoryCache(configuration: .init(label: "test")),
+            disk: disk ? try DiskCache(directory: directory.path, codec: .string) : nil,
+            remote: tier)
+    }
+
+    private func options(lockTTL: Duration) -> LoadOptions {
+        LoadOptions(ttl: .seconds(60), fleetLockTTL: lockTTL)
+    }
+
+    /// How many fleet-lock attempts Redis has seen: the lock script's `INCR` of the fencing counter.
+    private static func lockAttempts(on server: RedisServerProcess) throws -> Int {
+        let stats = try server.cli(["INFO", "commandstats"])
+        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_incr:") }),
+              let calls = line.split(separator: "=").dropFirst().first?.split(separator: ",").first else { return 0 }
+        return Int(calls) ?? 0
+    }
+
+    private func lockAttempts() throws -> Int {
+        try Self.lockAttempts(on: server)
+    }
+
+    /// Waits (polling, with a deadline) until Redis has seen `count` lock attempts.
+    private func waitForLockAttempts(_ count: Int) async throws {
+        let server: RedisServerProcess = server
+        try await Task.detached {
+            try RedisClusterProcesses.waitUntil("\(count) fleet-lock attempts") {
+                try CacheWithRedisFleetLoadTests.lockAttempts(on: server) >= count
+            }
+        }.value
+    }
+
+    func testConcurrentLoadsOnTwoInstancesCallOneLoader() async throws {
+        // Given two instances (one with a disk tier, one without) and a loader that waits for the test.
+        let a = try makeCache(), b = try makeCache(disk: false)
+        let loaderCalls = ProgressCounter()
+        let gate = Gate()
+        let loader: @Sendable (String) async throws -> String = { _ in
+            loaderCalls.increment()
+            await gate.wait()
+            return "loaded"
+        }
+        let options = options(lockTTL: .seconds(30))
+
+        // When 8 callers on each instance ask for the same missing key at once,
+        let results = Task {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<16 {
+                    let cache = index.isMultiple(of: 2) ? a : b
+                    group.addTask { try await cache.value(forKey: "k", options: options, orLoad: loader) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        // and both instances have tried the fleet lock while one loads,
+        await fulfillment(of: [loaderCalls.expectation(reaching: 1)], timeout: 10)
+        try await waitForLockAttempts(2)
+        gate.open()
+
+        // then every caller gets the one loaded value: one loader call fleet-wide.
+        let values = try await results.value
+        XCTAssertEqual(values, Array(repeating: "loaded", count: 16))
+        XCTAssertEqual(loaderCalls.count, 1)
+        let shared = try await a.remote?.entry(forKey: "k")?.value
+        XCTAssertEqual(shared, "loaded")
+        // Either instance answers later calls without loading.
+        for cache in [a, b] {
+            let again = try await cache.value(forKey: "k", options: options) { _ in
+                XCTFail("loaded again")
+                return "again"
+            }
+            XCTAssertEqual(again, "loaded")
+        }
+        // The lock was released, not left to expire.
+        XCTAssertEqual(try server.cli(["EXISTS", "{fleet:k}:lock"]).trimmingCharacters(in: .whitespacesAndNewlines), "0")
+    }
+
+    func testAFailedLoadReleasesTheLockAndTheWaiterLoads() async throws {
+        let a = try makeCache(), b = try makeCache()
+        let options = options(lockTTL: .seconds(30))
+        let gate = Gate()
+        let started = ProgressCounter()
+        // Given A's load holds the lock and will fail,
+        let failing = Task {
+            try await a.value(forKey: "k", options: options) { _ in
+                started.increment()
+                await gate.wait()
+                throw SourceFailure()
+            }
+        }
+        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        // when B asks meanwhile and A's load fails,
+        let waiting = Task { try await b.value(forKey: "k", options: options) { _ in "from b" } }
+        try await waitForLockAttempts(2)
+        gate.open()
+        // then A's callers get its error, and B takes the released lock and loads
+        // well before the lock's 30 s would have run out.
+        await XCTAssertThrowsErrorAsync(try await failing.value)
+        let fromB = try await waiting.value
+        XCTAssertEqual(fromB, "from b")
+    }
+
+    func testWithoutRedisEachInstanceLoadsLocally() async throws {
+        let cache = try makeCache()
+        server.kill()
+        let value = try await cache.value(forKey: "k", options: options(lockTTL: .seconds(30))) { _ in "local" }
+        XCTAssertEqual(value, "local")
+        XCTAssertEqual(cache.memory?.value(forKey: "k"), "local")
+    }
+
+    /// Two processes: the peer takes the lock and dies; this process loads once the lock expires.
+    func testTheOtherProcessLoadsWhenTheHolderDies() async throws {
+        let cache = try makeCache()
+        let peerDirectory = TemporaryDirectory()
+        let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "fleet:")
+        XCTAssertEqual(try peer.send("hold k 2000"), "holding")
+        peer.kill()
+        let loaderCalls = ProgressCounter()
+        let value = try await cache.value(forKey: "k", options: options(lockTTL: .milliseconds(2_000))) { _ in
+            loaderCalls.increment()
+            return "after the holder died"
+        }
+        XCTAssertEqual(value, "after the holder died")
+        XCTAssertEqual(loaderCalls.count, 1)
+        XCTAssertGreaterThanOrEqual(try lockAttempts(), 3, "the lock was found held at least once before it expired")
+    }
+
+    /// Two processes loading one key: the one holding the lock loads, the other reads its value.
+    func testTwoProcessesLoadOnce() async throws {
+        let cache = try makeCache()
+        let peerDirectory = TemporaryDirectory()
+        let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "fleet:")
+        let options = options(lockTTL: .seconds(30))
+        let gate = Gate(), started = ProgressCounter()
+        let here = Task {
+            try await cache.value(forKey: "k", options: options) { _ in
+                started.increment()
+                await gate.wait()
+                return "from the test"
+            }
+        }
+        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        let there = Task.detached { try peer.send("load k from-peer 30000") }
+        try await waitForLockAttempts(2)
+        gate.open()
+        let value = try await here.value
+        XCTAssertEqual(value, "from the test")
+        let peerAnswer = try await there.value
+        XCTAssertEqual(peerAnswer, "value from the test loads 0")
+        peer.quit()
+    }
+}
+
+private struct SourceFailure: Error {}
+
+/// Opens once; every task waiting on it resumes then.
+private final class Gate: Sendable {
+    private let state = LockedValue<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isOpen = state.withLock { state -> Bool in
+                if !state.isOpen { state.waiters.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+private func XCTAssertThrowsErrorAsync<T>(
+    _ expression: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+) async {
+    do {
+        _ = try await expression()
+        XCTFail("no error thrown", file: file, line: line)
+    } catch {}
+}
