@@ -23,13 +23,35 @@ final class RedisBadPeerTests: XCTestCase {
         }
     }
 
+    /// Answers the n-th read with the n-th reply, then the last one again: a server
+    /// whose commands arrive one at a time.
+    private final class ScriptedReplies: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let replies: [String]
+        private var next = 0
+        init(_ replies: [String]) {
+            self.replies = replies
+        }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let reply = replies[min(next, replies.count - 1)]
+            next += 1
+            context.writeAndFlush(NIOAny(ByteBuffer(string: reply)), promise: nil)
+        }
+    }
+
     private func withFakeServer(reply: String, closeAfter: Bool, _ body: (Int) async throws -> Void) async throws {
         let bytes = Array(reply.utf8)
+        try await withFakeServer(makeHandler: { FixedReply(reply: bytes, closeAfter: closeAfter) }, body)
+    }
+
+    private func withFakeServer(
+        makeHandler: @escaping @Sendable () -> any ChannelInboundHandler, _ body: (Int) async throws -> Void
+    ) async throws {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(FixedReply(reply: bytes, closeAfter: closeAfter))
+                    try channel.pipeline.syncOperations.addHandler(makeHandler())
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -86,6 +108,38 @@ final class RedisBadPeerTests: XCTestCase {
                 XCTFail("the reply is over the limit")
             } catch {
                 XCTAssertEqual((error as? RedisError)?.code, .replyTooLarge)
+            }
+            await client.close()
+        }
+    }
+
+    /// A server before Redis 6 answers `HELLO` with an unknown-command error: the
+    /// connection falls back to RESP2 and authenticates with `AUTH`.
+    func testAServerWithoutHelloGetsRESP2AndAuth() async throws {
+        let replies = ["-ERR unknown command 'HELLO'\r\n", "+OK\r\n", "$2\r\nv1\r\n"]
+        try await withFakeServer(makeHandler: { ScriptedReplies(replies) }) { port in
+            var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+            configuration.password = "secret"
+            let client = RedisClient(configuration: configuration)
+            let value = try await client.get("k")
+            XCTAssertEqual(value, ByteBuffer(string: "v1"))
+            await client.close()
+        }
+    }
+
+    /// A `HELLO` refused for another reason (a wrong password) fails the connect: no fallback.
+    func testAHelloRefusedForItsPasswordFailsTheConnect() async throws {
+        let replies = ["-WRONGPASS invalid username-password pair\r\n", "+OK\r\n", "$2\r\nv1\r\n"]
+        try await withFakeServer(makeHandler: { ScriptedReplies(replies) }) { port in
+            var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+            configuration.password = "wrong"
+            let client = RedisClient(configuration: configuration)
+            do {
+                _ = try await client.get("k")
+                XCTFail("a wrong password must fail")
+            } catch {
+                XCTAssertEqual((error as? RedisError)?.code, .serverError)
+                XCTAssertTrue("\(error)".contains("WRONGPASS"), "\(error)")
             }
             await client.close()
         }
