@@ -7,26 +7,20 @@ import XCTest
 /// loads a missing key, the others take its value from Redis; a holder that
 /// dies holds the fleet up for the lock's time to live at most.
 final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
-    private var clients: [RedisClient] = []
-    private var directories: [TemporaryDirectory] = []
+    private var caches: SharedRedisCaches!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        caches = SharedRedisCaches(server: server, prefix: "fleet:")
+    }
 
     override func tearDown() async throws {
-        for client in clients { await client.close() }
-        clients = []
-        directories = []
+        await caches?.close()
     }
 
     /// A cache sharing the test's Redis under one prefix, with a disk tier or not.
     private func makeCache(disk: Bool = true) throws -> Cache<String> {
-        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
-        clients.append(client)
-        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fleet:"))
-        let directory = TemporaryDirectory()
-        directories.append(directory)
-        return try Cache(
-            memory: MemoryCache(configuration: .init(label: "test")),
-            disk: disk ? try DiskCache(directory: directory.path, codec: .string) : nil,
-            remote: tier)
+        try caches.make(disk: disk)
     }
 
     private func options(lockTTL: Duration) -> LoadOptions {
@@ -34,15 +28,8 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
     }
 
     /// How many fleet-lock attempts Redis has seen: the lock script's `INCR` of the fencing counter.
-    private static func lockAttempts(on server: RedisServerProcess) throws -> Int {
-        let stats = try server.cli(["INFO", "commandstats"])
-        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_incr:") }),
-              let calls = line.split(separator: "=").dropFirst().first?.split(separator: ",").first else { return 0 }
-        return Int(calls) ?? 0
-    }
-
     private func lockAttempts() throws -> Int {
-        try Self.lockAttempts(on: server)
+        try server.calls(of: "incr")
     }
 
     /// Waits (polling, with a deadline) until Redis has seen `count` lock attempts.
@@ -50,7 +37,7 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         let server: RedisServerProcess = server
         try await Task.detached {
             try RedisClusterProcesses.waitUntil("\(count) fleet-lock attempts") {
-                try CacheWithRedisFleetLoadTests.lockAttempts(on: server) >= count
+                try server.calls(of: "incr") >= count
             }
         }.value
     }
