@@ -112,6 +112,53 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         XCTAssertEqual(fromB, "from b")
     }
 
+    /// While another instance loads, a caller with a stale value and a soft timeout gets the stale value.
+    func testAWaiterServesItsStaleValueAfterItsSoftTimeout() async throws {
+        let clock = ManualClock()
+        let a = try makeCache(), b = try caches.make(disk: false, clock: clock)
+        let options = LoadOptions(
+            ttl: .seconds(1), staleIfError: .seconds(3_600), softTimeout: .milliseconds(100), fleetLockTTL: .seconds(30))
+        // Given B holds an expired value (kept as its fail-safe) that Redis no longer has,
+        let old = try await b.value(forKey: "k", options: options) { _ in "old" }
+        XCTAssertEqual(old, "old")
+        try server.cli(["DEL", "fleet:k"])
+        clock.advance(by: .seconds(2))
+        // and A is loading the key, holding the fleet lock,
+        let gate = Gate(), started = ProgressCounter()
+        let loading = Task {
+            try await a.value(forKey: "k", options: options) { _ in
+                started.increment()
+                await gate.wait()
+                return "new"
+            }
+        }
+        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        // when B asks and its soft timeout passes while it waits for A,
+        let waiting = Task {
+            try await b.value(forKey: "k", options: options) { _ in
+                XCTFail("B waits for A's value")
+                return "from b"
+            }
+        }
+        try await Task.detached {
+            try RedisClusterProcesses.waitUntil("B's timeout and poll are armed") { clock.sleeperCount >= 2 }
+        }.value
+        clock.advance(by: .milliseconds(100))
+        // then B gets its stale value at once,
+        let served = try await waiting.value
+        XCTAssertEqual(served, "old")
+        // and once A has loaded, B's wait ends with A's value.
+        gate.open()
+        let loaded = try await loading.value
+        XCTAssertEqual(loaded, "new")
+        clock.advance(by: .seconds(1))
+        let fresh = try await b.value(forKey: "k", options: options) { _ in
+            XCTFail("B reads A's value")
+            return "from b"
+        }
+        XCTAssertEqual(fresh, "new")
+    }
+
     func testWithoutRedisEachInstanceLoadsLocally() async throws {
         let cache = try makeCache()
         server.kill()

@@ -16,15 +16,18 @@ final class SharedRedisCaches {
         self.prefix = prefix
     }
 
-    /// A cache with a memory tier, a disk tier or both (or neither), and the shared Redis tier.
-    func make(memory: Bool = true, disk: Bool = true, logger: Logger = Logger(label: "test")) throws -> Cache<String> {
+    /// A cache with a memory tier, a disk tier or both (or neither), and the shared Redis tier;
+    /// `clock` is the memory tier's (and so the cache's, for loads).
+    func make(
+        memory: Bool = true, disk: Bool = true, clock: any CacheClock = SystemClock(), logger: Logger = Logger(label: "test")
+    ) throws -> Cache<String> {
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
         clients.append(client)
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix))
         let directory = TemporaryDirectory()
         directories.append(directory)
         return try Cache(
-            memory: memory ? MemoryCache(configuration: .init(label: "test")) : nil,
+            memory: memory ? MemoryCache(configuration: .init(label: "test", clock: clock)) : nil,
             disk: disk ? try DiskCache(directory: directory.path, codec: .string) : nil,
             remote: tier, logger: logger)
     }
