@@ -42,6 +42,24 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         }.value
     }
 
+    /// Starts a get-or-load of `key` on `cache` whose loader runs `result` once
+    /// `gate` opens; returns once the loader runs (holding the fleet lock).
+    private func startHeldLoad(
+        on cache: Cache<String>, key: String = "k", options: LoadOptions, gate: Gate,
+        result: @escaping @Sendable () throws -> String
+    ) async -> Task<String, any Error> {
+        let started = ProgressCounter()
+        let load = Task {
+            try await cache.value(forKey: key, options: options) { _ in
+                started.increment()
+                await gate.wait()
+                return try result()
+            }
+        }
+        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        return load
+    }
+
     func testConcurrentLoadsOnTwoInstancesCallOneLoader() async throws {
         // Given two instances (one with a disk tier, one without) and a loader that waits for the test.
         let a = try makeCache(), b = try makeCache(disk: false)
@@ -91,16 +109,8 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         let a = try makeCache(), b = try makeCache()
         let options = options(lockTTL: .seconds(30))
         let gate = Gate()
-        let started = ProgressCounter()
         // Given A's load holds the lock and will fail,
-        let failing = Task {
-            try await a.value(forKey: "k", options: options) { _ in
-                started.increment()
-                await gate.wait()
-                throw SourceFailure()
-            }
-        }
-        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        let failing = await startHeldLoad(on: a, options: options, gate: gate) { throw SourceFailure() }
         // when B asks meanwhile and A's load fails,
         let waiting = Task { try await b.value(forKey: "k", options: options) { _ in "from b" } }
         try await waitForLockAttempts(2)
@@ -124,15 +134,8 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         try server.cli(["DEL", "fleet:k"])
         clock.advance(by: .seconds(2))
         // and A is loading the key, holding the fleet lock,
-        let gate = Gate(), started = ProgressCounter()
-        let loading = Task {
-            try await a.value(forKey: "k", options: options) { _ in
-                started.increment()
-                await gate.wait()
-                return "new"
-            }
-        }
-        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        let gate = Gate()
+        let loading = await startHeldLoad(on: a, options: options, gate: gate) { "new" }
         // when B asks and its soft timeout passes while it waits for A,
         let waiting = Task {
             try await b.value(forKey: "k", options: options) { _ in
@@ -190,15 +193,8 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         let peerDirectory = TemporaryDirectory()
         let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "fleet:")
         let options = options(lockTTL: .seconds(30))
-        let gate = Gate(), started = ProgressCounter()
-        let here = Task {
-            try await cache.value(forKey: "k", options: options) { _ in
-                started.increment()
-                await gate.wait()
-                return "from the test"
-            }
-        }
-        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        let gate = Gate()
+        let here = await startHeldLoad(on: cache, options: options, gate: gate) { "from the test" }
         let there = Task.detached { try peer.send("load k from-peer 30000") }
         try await waitForLockAttempts(2)
         gate.open()
