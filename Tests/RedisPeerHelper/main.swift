@@ -8,6 +8,10 @@
 //   remove KEY           → ok
 //   local KEY            → local yes | local no (memory or disk holds KEY)
 //   await-dropped KEY    → dropped | timeout   (until neither local tier holds KEY, at most 10 s)
+//   load KEY VALUE MS    → value V loads N     (get-or-load with a fleet lock of MS milliseconds;
+//                                               the loader returns VALUE; N counts this process's loader calls)
+//   hold KEY MS          → holding             (a get-or-load whose loader never returns, started in the
+//                                               background; answers once the loader runs, holding the fleet lock)
 //   quit
 import Foundation
 import Stash
@@ -27,6 +31,19 @@ let cache = try Cache<String>(directory: arguments[2], codec: .string,
                               remote: RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: arguments[3])))
 await cache.waitUntilReceivingInvalidations()
 reply("ready")
+
+/// The loader calls made by `load`, and the loaders that `hold` left hanging.
+let loaderCalls = LockedValue(0)
+let hanging = LockedValue<[CheckedContinuation<Void, Never>]>([])
+
+struct BadArgument: Error, CustomStringConvertible {
+    let description: String
+}
+
+func fleetOptions(_ milliseconds: String) throws -> LoadOptions {
+    guard let milliseconds = Int(milliseconds) else { throw BadArgument(description: "not milliseconds: \(milliseconds)") }
+    return LoadOptions(ttl: .seconds(60), fleetLockTTL: .milliseconds(milliseconds))
+}
 
 func heldLocally(_ key: String) async throws -> Bool {
     if cache.memory?.contains(key) == true { return true }
@@ -55,6 +72,27 @@ func answer(_ line: String) async throws -> String {
             try await Task.sleep(for: .milliseconds(1))
         }
         return "timeout"
+    case ("load", 3):
+        let more = parts[2].split(separator: " ").map(String.init)
+        guard more.count == 2 else { return "error usage: load KEY VALUE MS" }
+        let value = try await cache.value(forKey: parts[1], options: try fleetOptions(more[1])) { _ in
+            loaderCalls.withLock { $0 += 1 }
+            return more[0]
+        }
+        return "value \(value) loads \(loaderCalls.withLock { $0 })"
+    case ("hold", 3):
+        let options = try fleetOptions(parts[2])
+        await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
+            Task {
+                _ = try? await cache.value(forKey: parts[1], options: options) { _ in
+                    started.resume()
+                    // Hangs until the test kills this process, holding the fleet lock.
+                    await withCheckedContinuation { hung in hanging.withLock { $0.append(hung) } }
+                    return "never"
+                }
+            }
+        }
+        return "holding"
     default:
         return "error unknown command: \(line)"
     }

@@ -2,7 +2,8 @@
 # StashRedis beside redis-benchmark, on the same redis-server, in the same run:
 # GET and SET of 100-byte values at 50 concurrent clients, pipelining off and 16,
 # interleaved ROUNDS times (default 5); prints the medians and the ratios, then
-# the invalidation latency from one tier instance to another (p50, p99).
+# the invalidation latency from one tier instance to another (p50, p99), and a
+# Cache read that hits its memory tier beside a plain MemoryCache hit.
 # The server is started here on 127.0.0.1 and a free port, and always stopped.
 #
 #   bash scripts/redis/bench.sh [ROUNDS] [REQUESTS]
@@ -62,3 +63,6 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "invalidation latency, one instance to another (2000 samples, loopback):"
 "$BENCH" invalidation "$PORT" 2000
+echo
+echo "a Cache (memory + Redis) read that hits memory, beside a MemoryCache hit (ns per hit, medians of 15 interleaved rounds):"
+"$BENCH" memory-hit "$PORT" 15

@@ -53,6 +53,18 @@ public struct LoadOptions: Sendable, Hashable {
     /// the next caller loads again.
     public var errorTTL: Duration?
 
+    /// How long the fleet-wide lock on a missing key holds, for a ``Cache``
+    /// with a remote tier: with it set, one instance of the fleet loads the
+    /// key while the others wait for the value it writes to the remote tier.
+    /// Defaults to `nil`: no fleet lock; each instance loads on its own.
+    ///
+    /// Choose it longer than a load takes: a holder that crashes (or outlives
+    /// it) keeps the fleet waiting this long at most, after which another
+    /// instance loads. Ignored by ``MemoryCache`` and by a ``Cache`` without a
+    /// remote tier. See ``Cache/value(forKey:options:orLoad:)`` for what each
+    /// instance does.
+    public var fleetLockTTL: Duration?
+
     /// Creates options; every parameter defaults to the behaviour of a plain cache.
     ///
     /// - Parameters:
@@ -62,13 +74,16 @@ public struct LoadOptions: Sendable, Hashable {
     ///   - softTimeout: When a caller takes the stale value instead of waiting. Default `nil`.
     ///   - hardTimeout: When a caller stops waiting. Default `nil`.
     ///   - errorTTL: How long a loader's error is cached. Default `nil`: not cached.
+    ///   - fleetLockTTL: How long the fleet-wide load lock holds, for a ``Cache``
+    ///     with a remote tier. Default `nil`: no fleet lock.
     public init(
         ttl: Duration? = nil,
         refreshAfter: Duration? = nil,
         staleIfError: Duration? = nil,
         softTimeout: Duration? = nil,
         hardTimeout: Duration? = nil,
-        errorTTL: Duration? = nil
+        errorTTL: Duration? = nil,
+        fleetLockTTL: Duration? = nil
     ) {
         self.ttl = ttl
         self.refreshAfter = refreshAfter
@@ -76,5 +91,6 @@ public struct LoadOptions: Sendable, Hashable {
         self.softTimeout = softTimeout
         self.hardTimeout = hardTimeout
         self.errorTTL = errorTTL
+        self.fleetLockTTL = fleetLockTTL
     }
 }

@@ -24,6 +24,18 @@ extension Cache {
     /// - A loaded value is written to disk first, then memory, as
     ///   `setValue(_:forKey:ttl:)` does; if the disk write fails, the value
     ///   is still returned, memory is left without it, and the failure is logged.
+    /// - With a remote tier, a local miss reads the remote tier (a hit is
+    ///   promoted, as `value(forKey:)` does) before loading, and a loaded value
+    ///   is sent to the remote tier too, in the background.
+    /// - With a remote tier and ``LoadOptions/fleetLockTTL``, a key missing
+    ///   from every tier (or only stale) is loaded by one instance of the
+    ///   fleet: this one, if it takes the fleet lock (it then waits for the
+    ///   remote write before returning), else it waits for the value the holder
+    ///   writes to the remote tier, polling with backoff; if the remote tier
+    ///   fails, or the lock outlives its time to live, it loads locally. A
+    ///   refresh ahead (``LoadOptions/refreshAfter``) takes no fleet lock. A value
+    ///   read from the remote tier this way counts as a load in ``Cache/statistics``.
+    ///   See the StashRedis article "Sharing a cache across servers".
     ///
     /// - Parameters:
     ///   - key: The key.
@@ -42,8 +54,16 @@ extension Cache {
     ) async throws -> Value {
         let options = options ?? loadOptions
         let found = try await lookUp(key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
-        if case .fresh(let value, isDue: false) = found { return value }
-        return try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
+        switch found {
+        case .fresh(let value, isDue: false):
+            return value
+        case .fresh:
+            // A refresh ahead reloads on purpose: the shared copy is as old as this one.
+            return try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
+        case .stale, .miss:
+            return try await loading.resolve(
+                key, found: found, options: options, target: self, loader: fleetLoader(for: options, loader))
+        }
     }
 
     /// The values of `keys` from memory, then disk, loading every missing one
@@ -135,15 +155,15 @@ extension Cache {
 
     // MARK: - Lookup
 
-    /// The memory tier's answer if it has a live or stale value, else the disk
-    /// tier's (promoted into memory).
+    /// The memory tier's answer if it has a live value, else the disk tier's
+    /// or the remote tier's (promoted into the local tiers), else memory's stale value.
     private func lookUp(_ key: String, refreshAfter: Int64) async throws(StashError) -> LoadLookup<Value> {
         var found = LoadLookup<Value>.miss
         if let memory {
             found = memory.core.loadLookup(forKey: key, refreshAfter: refreshAfter)
             if case .fresh = found { return found }
         }
-        guard disk != nil, let value = try await value(forKey: key) else { return found }
+        guard disk != nil || remoteLink != nil, let value = try await value(forKey: key) else { return found }
         return .fresh(value, isDue: false)
     }
 }
@@ -158,38 +178,57 @@ extension Cache: LoadingTarget {
     }
 
     func storeLoaded(_ value: Value, forKey key: String, ticket: UInt64, options: LoadOptions) async -> Bool {
-        guard let disk else { return storeLoadedNow(value, forKey: key, ticket: ticket, options: options) }
-        do {
-            return try await disk.run { [self] () throws(StashError) in
-                storeLoadedNow(value, forKey: key, ticket: ticket, options: options)
-            }
-        } catch {
-            return false  // storeLoadedNow throws nothing; `run` may not run it once the cache is closed
+        let fleetLoad = remoteLink?.takeFleetLoad(forKey: key)
+        let (ttl, shares): (Duration?, Bool)
+        if case .readFromRemote(let remaining) = fleetLoad {
+            (ttl, shares) = (remaining, false)
+        } else {
+            (ttl, shares) = (options.ttl, true)
         }
+        let grace = options.staleIfError ?? .zero
+        let stored: (Bool, RemoteWriteOrder.Ticket?)
+        if let disk {
+            // storeLoadedNow throws nothing; `run` may not run it once the cache is closed.
+            stored = (try? await disk.run { [self] () throws(StashError) in
+                storeLoadedNow(value, forKey: key, ticket: ticket, ttl: ttl, grace: grace, shares: shares)
+            }) ?? (false, nil)
+        } else {
+            stored = storeLoadedNow(value, forKey: key, ticket: ticket, ttl: ttl, grace: grace, shares: shares)
+        }
+        if case .loadedHoldingLock(let lock) = fleetLoad {
+            // The waiting instances find the value once the lock is free.
+            if let remoteTicket = stored.1 { await remoteLink?.send(.set(value, ttl: ttl), ticket: remoteTicket) }
+            await lock.release()
+        } else if let remoteTicket = stored.1 {
+            remoteLink?.sendInBackground(.set(value, ttl: ttl), ticket: remoteTicket)
+        }
+        return stored.0
     }
 
     func endLoad(forKey key: String, ticket: UInt64) {
         loadTickets.withLock { $0.forget(ticket, for: key) }
+        // A failed load through the fleet lock has released it and noted nothing; forget anything left anyway.
+        _ = remoteLink?.takeFleetLoad(forKey: key)
     }
 
     /// Writes a loaded value to disk then memory, under the key's stripe lock,
-    /// if its ticket holds, then (with a remote tier) to the remote tier in the
-    /// background, in the key's order of changes. A failed local write is
-    /// logged and leaves memory without the value.
-    private func storeLoadedNow(_ value: Value, forKey key: String, ticket: UInt64, options: LoadOptions) -> Bool {
+    /// if its ticket holds, and (with a remote tier, when `shares`) takes the
+    /// value's place in the key's order of remote changes. A failed local write
+    /// is logged and leaves memory without the value.
+    ///
+    /// - Returns: Whether the value was stored, and its remote ticket.
+    private func storeLoadedNow(
+        _ value: Value, forKey key: String, ticket: UInt64, ttl: Duration?, grace: Duration, shares: Bool
+    ) -> (Bool, RemoteWriteOrder.Ticket?) {
         do throws(StashError) {
-            let stored = try stripes.withChange(for: key) { () throws(StashError) -> (Bool, RemoteWriteOrder.Ticket?) in
+            return try stripes.withChange(for: key) { () throws(StashError) -> (Bool, RemoteWriteOrder.Ticket?) in
                 guard loadTickets.withLock({ $0.redeem(ticket, for: key) }) else { return (false, nil) }
-                try _writeLocal(value, forKey: key, ttl: options.ttl, grace: options.staleIfError ?? .zero)
-                return (true, remoteLink?.order.enqueue(key))
+                try _writeLocal(value, forKey: key, ttl: ttl, grace: grace)
+                return (true, shares ? remoteLink?.order.enqueue(key) : nil)
             }
-            if let remoteTicket = stored.1 {
-                remoteLink?.sendInBackground(.set(value, ttl: options.ttl), ticket: remoteTicket)
-            }
-            return stored.0
         } catch {
             loading.logStoreFailure(error)
-            return false
+            return (false, nil)
         }
     }
 }

@@ -132,8 +132,9 @@ public final class Cache<Value: Sendable>: Sendable {
         self.cost = cost
         self.loadOptions = loadOptions
         stripes = KeyStripes()
-        loading = LoadingEngine(clock: memory?.core.table.clock ?? disk?.clock ?? SystemClock(), logger: logger)
-        remoteLink = remote.map { RemoteTierLink(tier: $0, logger: logger) }
+        let clock: any CacheClock = memory?.core.table.clock ?? disk?.clock ?? SystemClock()
+        loading = LoadingEngine(clock: clock, logger: logger)
+        remoteLink = remote.map { RemoteTierLink(tier: $0, clock: clock, logger: logger) }
         startReceivingInvalidations()
     }
 

@@ -13,8 +13,12 @@ import Logging
 /// ``maximumStaleKeys`` (or after a failed `removeAll`), the whole remote tier
 /// is distrusted until a `removeAll` succeeds there.
 ///
-/// **Outages.** The first failure of an incident is logged (warning), and the
-/// first success after it (info); nothing in between.
+/// **Outages.** The first failure of an incident is logged (warning), and its
+/// end (info); nothing in between. An incident ends at the first success at
+/// least ``recoveryQuietPeriod`` after its last failure, on the cache's clock:
+/// a restarted store that answers once and fails again (while it reloads its
+/// data, or calls that were under way when it died completing out of order)
+/// stays one incident, logged once, with one recovery.
 ///
 /// Thread-safety: all state is behind one lock; remote calls run outside it.
 final class RemoteTierLink<Value: Sendable>: Sendable {
@@ -26,6 +30,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     private struct State {
         var failing = false
+        /// When the last failure was recorded, on ``clock``.
+        var lastFailureAt: Int64 = 0
         /// Each stale key with the number of the failure that marked it last, so
         /// that a repair clears only marks no newer failure has renewed.
         var staleKeys: [String: UInt64] = [:]
@@ -37,18 +43,28 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
+        /// How each load through the fleet lock got its value, from its loader's
+        /// return to the store of the value (one load per key at a time).
+        var fleetLoads: [String: FleetLoadLock.Outcome] = [:]
     }
 
     /// Past this many stale keys, the whole remote tier is distrusted instead.
     static var maximumStaleKeys: Int { 10_000 }
 
+    /// How long after an incident's last failure a success ends it: longer
+    /// than a restarted store takes to fail again, short beside an outage.
+    static var recoveryQuietPeriod: Duration { .seconds(1) }
+
     let tier: any RemoteCacheTier<Value>
     let order = RemoteWriteOrder()
     let logger: Logger
+    /// Times the quiet period that ends an outage (the cache's clock).
+    let clock: any CacheClock
     private let state = LockedValue(State())
 
-    init(tier: any RemoteCacheTier<Value>, logger: Logger) {
+    init(tier: any RemoteCacheTier<Value>, clock: any CacheClock, logger: Logger) {
         self.tier = tier
+        self.clock = clock
         self.logger = logger
     }
 
@@ -144,9 +160,12 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     // MARK: - Outages
 
     func recordSuccess() {
+        let now = clock.nanosecondsNow
+        let quiet = Self.recoveryQuietPeriod.nanosecondsClamped
         let (recovered, needsRepair) = state.withLock { state in
-            defer { state.failing = false }
-            return (state.failing, !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty))
+            let recovered = state.failing && now &- state.lastFailureAt >= quiet
+            if recovered { state.failing = false }
+            return (recovered, !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty))
         }
         if recovered {
             logger.info("the remote cache tier answers again; sharing resumed")
@@ -155,8 +174,12 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     func recordFailure(_ error: any Error, while operation: String) {
+        let now = clock.nanosecondsNow
         let first: Bool = state.withLock { state in
-            defer { state.failing = true }
+            defer {
+                state.failing = true
+                state.lastFailureAt = max(state.lastFailureAt, now)
+            }
             return !state.failing
         }
         if first {
@@ -290,6 +313,16 @@ extension RemoteTierLink.Change {
 }
 
 extension RemoteTierLink {
+    /// Records how the load of `key` under way got its value, for the store that follows it.
+    func noteFleetLoad(_ outcome: FleetLoadLock.Outcome, forKey key: String) {
+        state.withLock { $0.fleetLoads[key] = outcome }
+    }
+
+    /// Takes what ``noteFleetLoad(_:forKey:)`` recorded for `key`, if anything.
+    func takeFleetLoad(forKey key: String) -> FleetLoadLock.Outcome? {
+        state.withLock { $0.fleetLoads.removeValue(forKey: key) }
+    }
+
     /// Tries once to take the fleet-wide lock on `key`. See `Cache.acquireFleetLock(forKey:timeToLive:)`.
     func acquireLock(forKey key: String, timeToLive: Duration) async -> FleetLoadLock.Attempt {
         do {

@@ -4,6 +4,8 @@ import NIOPosix
 
 /// A client for one Redis server: a pool of pipelined connections with connect
 /// and command timeouts, reconnection with backoff, `AUTH`, `SELECT` and TLS.
+/// Each connection asks for RESP3 (`HELLO 3`) and falls back to RESP2 on a
+/// server before Redis 6 (see ``RedisConfiguration/usesRESP3``).
 ///
 /// ```swift
 /// let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: 6379))

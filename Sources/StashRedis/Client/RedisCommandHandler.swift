@@ -13,8 +13,9 @@ import NIOCore
 /// command with `.timeout` and close the channel, since the replies' order can no
 /// longer be trusted. A decoding error or a closed channel fails every pending
 /// command too; the commands of a pipeline that were already answered keep their
-/// replies. Messages of a subscribed connection (`message`/`pmessage` arrays and
-/// RESP3 pushes) go to ``onMessage`` instead.
+/// replies. Messages of a subscribed connection (RESP2 `message`/`pmessage`
+/// arrays) and RESP3 pushes go to ``onMessage`` instead, except a push confirming
+/// a `SUBSCRIBE`, which is that command's reply; a push with no ``onMessage`` is dropped.
 ///
 /// Runs on its channel's event loop only.
 final class RedisCommandHandler: ChannelDuplexHandler {
@@ -107,7 +108,11 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let value = Self.unwrapInboundIn(data)
-        if let onMessage, Self.isMessage(value) {
+        if Self.isOutOfBand(value) {
+            onMessage?(value)  // a push nobody listens for is dropped, never taken for a reply
+            return
+        }
+        if let onMessage, Self.isRESP2Message(value) {
             onMessage(value)
             return
         }
@@ -180,13 +185,21 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         }
     }
 
-    private static func isMessage(_ value: RESPValue) -> Bool {
-        switch value {
-        case .push: return true
-        case .array(let elements):
-            guard let kind = elements.first?.string else { return false }
-            return (kind == "message" && elements.count == 3) || (kind == "pmessage" && elements.count == 4)
-        default: return false
-        }
+    /// Whether `value` is a RESP3 push that answers no command: every push but
+    /// the confirmation of a `SUBSCRIBE`-like command, which is that command's reply.
+    static func isOutOfBand(_ value: RESPValue) -> Bool {
+        guard case .push(let elements) = value else { return false }
+        guard let kind = elements.first?.string?.lowercased() else { return true }
+        return !subscriptionReplies.contains(kind)
+    }
+
+    private static let subscriptionReplies: Set<String> = [
+        "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
+    ]
+
+    /// Whether `value` is a RESP2 pub/sub message, on a subscribed connection.
+    private static func isRESP2Message(_ value: RESPValue) -> Bool {
+        guard case .array(let elements) = value, let kind = elements.first?.string else { return false }
+        return (kind == "message" && elements.count == 3) || (kind == "pmessage" && elements.count == 4)
     }
 }

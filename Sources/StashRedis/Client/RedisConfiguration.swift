@@ -45,6 +45,11 @@ public struct RedisConfiguration: Sendable {
     /// `.replyTooLarge` and closes the connection. Default 512 MiB, Redis's own
     /// `proto-max-bulk-len` default.
     public var maximumReplyBulkLength: Int
+    /// Whether a new connection asks for RESP3 with `HELLO 3` (which then also
+    /// carries the `AUTH`), falling back to RESP2 when the server answers that
+    /// it knows no `HELLO` or no protocol 3 (Redis before 6). Replies read the
+    /// same either way (see ``RESPValue``). Default `true`.
+    public var usesRESP3: Bool
 
     /// Creates a configuration with the defaults above.
     ///
@@ -65,6 +70,7 @@ public struct RedisConfiguration: Sendable {
         self.initialReconnectDelay = .milliseconds(50)
         self.maximumReconnectDelay = .seconds(2)
         self.maximumReplyBulkLength = 512 * 1024 * 1024
+        self.usesRESP3 = true
     }
 
     /// The same configuration pointed at another server (used by the cluster client for each node).

@@ -5,8 +5,8 @@ import Stash
 
 /// One TCP (or TLS) connection to a Redis server, with commands pipelined on it.
 ///
-/// Made by ``connect(configuration:eventLoop:subscriber:)``, which also sends
-/// `AUTH` and `SELECT`. Any thread may send; the channel's event loop does the work.
+/// Made by ``connect(configuration:eventLoop:)``, which also sends `HELLO 3`
+/// (RESP3, where the server offers it), `AUTH` and `SELECT`. Any thread may send; the channel's event loop does the work.
 final class RedisConnection: Sendable {
     let channel: any Channel
     private let handler: NIOLoopBound<RedisCommandHandler>
@@ -124,7 +124,7 @@ final class RedisConnection: Sendable {
         return promise.futureResult.recover { _ in }
     }
 
-    /// Connects, then sends `AUTH` and `SELECT` as the configuration asks.
+    /// Connects, then sends `HELLO 3` (falling back to RESP2), `AUTH` and `SELECT` as the configuration asks.
     ///
     /// - Throws: ``RedisError`` `.connectionFailed` (with the cause) when the
     ///   connect or TLS setup fails, `.timeout` past the connect timeout, or the
@@ -166,25 +166,58 @@ final class RedisConnection: Sendable {
                 let handler = try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self)
                 return RedisConnection(channel: channel, handler: handler)
             }
-            .flatMap { connection in
-                var setup: [RedisCommand] = []
-                if let password = configuration.password {
-                    if let username = configuration.username {
-                        setup.append(RedisCommand("AUTH", [.string(username), .string(password)]))
-                    } else {
-                        setup.append(RedisCommand("AUTH", [.string(password)]))
-                    }
-                }
-                if configuration.database != 0 {
-                    setup.append(RedisCommand("SELECT", [.integer(Int64(configuration.database))]))
-                }
-                guard !setup.isEmpty else { return eventLoop.makeSucceededFuture(connection) }
-                let replies = connection.send(pipeline: setup)
-                return EventLoopFuture.andAllSucceed(replies, on: eventLoop)
-                    .map { connection }
-                    .flatMapError { error in
-                        connection.close().flatMapThrowing { () -> RedisConnection in throw error }
-                    }
+            .flatMap { connection in connection.handshake(configuration) }
+    }
+
+    /// ``negotiate(_:)``, then this connection; on failure, closes it and fails.
+    private func handshake(_ configuration: RedisConfiguration) -> EventLoopFuture<RedisConnection> {
+        negotiate(configuration).map { () -> RedisConnection in self }.flatMapError { error in
+            self.close().flatMapThrowing { () -> RedisConnection in throw error }
+        }
+    }
+
+    /// `HELLO 3` (with `AUTH`) where the server offers RESP3, else RESP2's
+    /// `AUTH`; then `SELECT`, as the configuration asks.
+    private func negotiate(_ configuration: RedisConfiguration) -> EventLoopFuture<Void> {
+        let loop = channel.eventLoop
+        var authenticated = loop.makeSucceededVoidFuture()
+        if configuration.usesRESP3 {
+            var hello: [RedisCommand.Argument] = [.integer(3)]
+            if let password = configuration.password {
+                hello += [.string("AUTH"), .string(configuration.username ?? "default"), .string(password)]
             }
+            authenticated = send(RedisCommand("HELLO", hello)).map { _ in }.flatMapError { error in
+                guard let error = error as? RedisError, Self.refusesRESP3(error) else {
+                    return loop.makeFailedFuture(error)
+                }
+                return self.sendAll(Self.authentication(configuration))
+            }
+        } else {
+            authenticated = sendAll(Self.authentication(configuration))
+        }
+        guard configuration.database != 0 else { return authenticated }
+        return authenticated.flatMap {
+            self.sendAll([RedisCommand("SELECT", [.integer(Int64(configuration.database))])])
+        }
+    }
+
+    /// RESP2's `AUTH`, if the configuration has a password.
+    private static func authentication(_ configuration: RedisConfiguration) -> [RedisCommand] {
+        guard let password = configuration.password else { return [] }
+        if let username = configuration.username {
+            return [RedisCommand("AUTH", [.string(username), .string(password)])]
+        }
+        return [RedisCommand("AUTH", [.string(password)])]
+    }
+
+    /// Whether `HELLO 3` failed because the server has no `HELLO` (Redis before 6)
+    /// or no protocol 3, rather than, say, for a wrong password.
+    static func refusesRESP3(_ error: RedisError) -> Bool {
+        error.code == .serverError && (error.message.hasPrefix("ERR unknown command") || error.message.hasPrefix("NOPROTO"))
+    }
+
+    private func sendAll(_ commands: [RedisCommand]) -> EventLoopFuture<Void> {
+        guard !commands.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }
+        return EventLoopFuture.andAllSucceed(send(pipeline: commands), on: channel.eventLoop)
     }
 }

@@ -1,7 +1,8 @@
 import NIOCore
 
-/// Parses one RESP value from the front of a buffer, consuming it only when the
-/// whole value is there.
+/// Parses one RESP2 or RESP3 value from the front of a buffer, consuming it
+/// only when the whole value is there. RESP3 types are folded into RESP2's as
+/// ``RESPValue`` says; RESP3 attributes are skipped.
 ///
 /// Incremental by re-parsing: an incomplete value leaves the buffer untouched and
 /// returns `nil`, and the next call starts over from the same byte. Every length
@@ -54,9 +55,10 @@ struct RESPParser: Sendable {
             value = .integer(number)
         case UInt8(ascii: "#"):
             guard let line = try readLine(buffer, at: &cursor, limit: 1) else { return nil }
+            // As RESP2 sends a script's Lua booleans: true as 1, false as a null.
             switch line.isEmpty ? nil : buffer.getInteger(at: line.lowerBound, as: UInt8.self) {
             case UInt8(ascii: "t"): value = .integer(1)
-            case UInt8(ascii: "f"): value = .integer(0)
+            case UInt8(ascii: "f"): value = .null
             default: throw RedisError(.protocolViolation, "a RESP3 boolean is neither t nor f")
             }
         case UInt8(ascii: "_"):
@@ -89,14 +91,14 @@ struct RESPParser: Sendable {
                 value = .bulkString(slice.getSlice(at: slice.readerIndex + 4, length: count - 4)!)
             default: value = .bulkString(slice)
             }
-        case UInt8(ascii: "*"), UInt8(ascii: "~"), UInt8(ascii: ">"), UInt8(ascii: "%"):
+        case UInt8(ascii: "*"), UInt8(ascii: "~"), UInt8(ascii: ">"), UInt8(ascii: "%"), UInt8(ascii: "|"):
             guard let announced = try readInteger(buffer, at: &cursor) else { return nil }
             if announced == -1 && type == UInt8(ascii: "*") {
                 value = .null
                 break
             }
             guard announced >= 0 else { throw RedisError(.protocolViolation, "an aggregate announces \(announced) elements") }
-            let multiplier: Int64 = type == UInt8(ascii: "%") ? 2 : 1
+            let multiplier: Int64 = type == UInt8(ascii: "%") || type == UInt8(ascii: "|") ? 2 : 1
             let (count64, overflow) = announced.multipliedReportingOverflow(by: multiplier)
             guard !overflow, count64 <= maximumArrayCount else {
                 throw RedisError(.replyTooLarge, "an aggregate announces \(announced) elements, over the limit of \(maximumArrayCount)")
@@ -113,7 +115,14 @@ struct RESPParser: Sendable {
                 guard let element = try parseValue(buffer, at: &cursor, depth: depth + 1) else { return nil }
                 elements.append(element)
             }
-            value = type == UInt8(ascii: ">") ? .push(elements) : .array(elements)
+            switch type {
+            case UInt8(ascii: ">"): value = .push(elements)
+            case UInt8(ascii: "|"):
+                // Attributes: metadata about the value that follows, which is the reply. Skipped.
+                guard let reply = try parseValue(buffer, at: &cursor, depth: depth + 1) else { return nil }
+                value = reply
+            default: value = .array(elements)
+            }
         default:
             throw RedisError(.protocolViolation, "unknown RESP type byte 0x\(String(type, radix: 16))")
         }

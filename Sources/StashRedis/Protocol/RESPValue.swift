@@ -2,12 +2,15 @@ import NIOCore
 
 /// One reply, or one element of a reply, in the Redis serialization protocol.
 ///
-/// RESP2 types map one to one; the RESP3 types that the decoder also accepts are
-/// folded into them (a map or a set becomes an ``array(_:)`` of its elements, a
-/// boolean an ``integer(_:)`` 0 or 1, a double or a big number a
-/// ``simpleString(_:)``, a verbatim string a ``bulkString(_:)``, a blob error an
-/// ``error(_:)``), except ``push(_:)`` which stays distinct so that pub/sub
-/// messages can be told from replies.
+/// RESP2 types map one to one. The RESP3 types, which a connection speaks when
+/// the server accepts `HELLO 3`, are folded into them, so that a reply reads the
+/// same under both protocols: a map or a set becomes an ``array(_:)`` of its
+/// elements (a map's keys and values alternating, as RESP2 sends them), a
+/// boolean true ``integer(_:)`` 1 and false ``null`` (as RESP2 sends a Lua
+/// script's booleans), a double or a big number a ``simpleString(_:)`` of its
+/// text, a verbatim string a ``bulkString(_:)`` without its format prefix, a
+/// blob error an ``error(_:)``; attributes are dropped. Only ``push(_:)`` stays
+/// distinct, so that pub/sub messages can be told from replies.
 ///
 /// Thread-safety: a value type, `Sendable`.
 public enum RESPValue: Sendable, Hashable {

@@ -74,7 +74,12 @@ final class CacheWithRedisFaultTests: XCTestCase {
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "burst:"),
                                   clock: breakerClock, logger: tierLogger)
         let directory = TemporaryDirectory()
-        let cache = try Cache<String>(directory: directory.path, codec: .string, remote: tier, logger: cacheLogger)
+        // The cache's clock times the quiet second that ends an outage.
+        let cacheClock = ManualClock()
+        let cache = try Cache<String>(
+            memory: MemoryCache(configuration: .init(label: "burst", clock: cacheClock, logger: cacheLogger)),
+            disk: DiskCache(directory: directory.path, codec: .string, configuration: .init(logger: cacheLogger)),
+            remote: tier, logger: cacheLogger)
         await cache.waitUntilReceivingInvalidations()
         let applied = cache.recordAppliedInvalidations()
         let burst = Burst(cache: cache)
@@ -115,15 +120,60 @@ final class CacheWithRedisFaultTests: XCTestCase {
             let shared = try await tier.entry(forKey: key)?.value
             XCTAssertTrue(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
         }
-        // One outage, logged once per incident by the cache (and once by the tier's breaker), not
-        // per call. The cache may see the restarted server answer once and then fail again while it
-        // reloads its append-only file (seen once in CI): at most two incidents, each with one
-        // warning and one recovery line, against hundreds of failed remote calls.
+        // The outage ends at the first success a quiet second after its last failure: until then,
+        // a restarted server that answers once and fails again is the same outage.
+        XCTAssertEqual(cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count }, 0, "not over before the quiet second")
+        cacheClock.advance(by: .seconds(1))
+        let probe = try await cache.value(forKey: "probe")
+        XCTAssertNil(probe)
+        // One outage, logged once by the cache (and once by the tier's breaker), not per call:
+        // one warning and one recovery line, against hundreds of failed remote calls.
         let warnings = cacheLogs.count(atLeast: .warning)
         let recoveries = cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count }
-        XCTAssertTrue((1...2).contains(warnings), "\(cacheLogs.messages.withLock { $0 })")
-        XCTAssertEqual(recoveries, warnings, "each incident's recovery is logged once")
+        XCTAssertEqual(warnings, 1, "\(cacheLogs.messages.withLock { $0 })")
+        XCTAssertEqual(recoveries, 1, "the recovery is logged once")
         XCTAssertEqual(tierLogs.count(atLeast: .error), 1, "\(tierLogs.messages.withLock { $0 })")
+        await tier.close()
+        await client.close()
+    }
+
+    /// Redis restarted, answering once and then failing again: one outage for
+    /// the cache, ended only by a success a quiet second after its last failure.
+    func testARestartThatAnswersOnceAndFailsAgainIsOneOutage() async throws {
+        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        let server = try RedisServerProcess.start()
+        defer { server.stop() }
+        let client = RedisClient(configuration: server.faultTestConfiguration)
+        let (cacheLogger, cacheLogs) = RecordingLogHandler.makeLogger()
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "flap:"),
+                                  clock: ManualClock(), logger: Logger(label: "tier"))
+        let clock = ManualClock()
+        let cache = try Cache<String>(
+            memory: MemoryCache(configuration: .init(label: "flap", clock: clock)), disk: nil, remote: tier,
+            logger: cacheLogger)
+        await cache.waitUntilReceivingInvalidations()
+        let recoveries = { cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count } }
+        func read() async throws {
+            let value = try await cache.value(forKey: "k")
+            XCTAssertNil(value, "a miss, and never an error")
+        }
+
+        try await read()
+        server.kill()
+        try await read()
+        XCTAssertEqual(cacheLogs.count(atLeast: .warning), 1, "the outage starts")
+        try server.launch()
+        try await read()
+        server.kill()
+        try await read()
+        try server.launch()
+        try await read()
+        XCTAssertEqual(recoveries(), 0, "answering within a second of a failure does not end the outage")
+
+        clock.advance(by: .seconds(1))
+        try await read()
+        XCTAssertEqual(cacheLogs.count(atLeast: .warning), 1, "\(cacheLogs.messages.withLock { $0 })")
+        XCTAssertEqual(recoveries(), 1, "one recovery, logged once")
         await tier.close()
         await client.close()
     }

@@ -9,39 +9,26 @@ import XCTest
 /// redis-server, each seeing the other's writes and invalidations.
 final class CacheWithRedisTests: XCTestCase {
     private var server: RedisServerProcess!
-    private var clients: [RedisClient] = []
-    private var directories: [TemporaryDirectory] = []
+    private var caches: SharedRedisCaches!
 
     override func setUpWithError() throws {
         try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
         server = try RedisServerProcess.start()
+        caches = SharedRedisCaches(server: server, prefix: "shared:")
     }
 
     override func tearDown() async throws {
-        for client in clients { await client.close() }
-        clients = []
-        directories = []
+        await caches?.close()
         server?.stop()
     }
 
     /// A cache on its own directory, sharing the test's Redis under one prefix.
     private func makeCache(memory: Bool = true, disk: Bool = true, logger: Logger = Logger(label: "test")) throws -> Cache<String> {
-        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
-        clients.append(client)
-        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "shared:"))
-        let directory = TemporaryDirectory()
-        directories.append(directory)
-        return try Cache(
-            memory: memory ? MemoryCache(configuration: .init(label: "test")) : nil,
-            disk: disk ? try DiskCache(directory: directory.path, codec: .string) : nil,
-            remote: tier, logger: logger)
+        try caches.make(memory: memory, disk: disk, logger: logger)
     }
 
     private func redisCalls(_ command: String) throws -> Int {
-        let stats = try server.cli(["INFO", "commandstats"])
-        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") }),
-              let calls = line.split(separator: "=").dropFirst().first?.split(separator: ",").first else { return 0 }
-        return Int(calls) ?? 0
+        try server.calls(of: command)
     }
 
     func testTwoInstancesSeeEachOthersWritesAndInvalidations() async throws {

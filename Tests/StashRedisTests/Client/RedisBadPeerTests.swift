@@ -39,18 +39,38 @@ final class RedisBadPeerTests: XCTestCase {
         }
     }
 
+    /// Answers the n-th read with the n-th reply, then the last one again: a server
+    /// whose commands arrive one at a time.
+    private final class ScriptedReplies: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let replies: [String]
+        private var next = 0
+        init(_ replies: [String]) {
+            self.replies = replies
+        }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let reply = replies[min(next, replies.count - 1)]
+            next += 1
+            context.writeAndFlush(NIOAny(ByteBuffer(string: reply)), promise: nil)
+        }
+    }
+
     private func withFakeServer(reply: String, closeAfter: Bool, once: Bool = false,
                                 _ body: (Int) async throws -> Void) async throws {
         let bytes = Array(reply.utf8)
+        try await withFakeServer(makeHandler: {
+            once ? AnswersOnceThenCloses(reply: bytes) : FixedReply(reply: bytes, closeAfter: closeAfter)
+        }, body)
+    }
+
+    private func withFakeServer(
+        makeHandler: @escaping @Sendable () -> any ChannelInboundHandler, _ body: (Int) async throws -> Void
+    ) async throws {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if once {
-                        try channel.pipeline.syncOperations.addHandler(AnswersOnceThenCloses(reply: bytes))
-                    } else {
-                        try channel.pipeline.syncOperations.addHandler(FixedReply(reply: bytes, closeAfter: closeAfter))
-                    }
+                    try channel.pipeline.syncOperations.addHandler(makeHandler())
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -118,7 +138,10 @@ final class RedisBadPeerTests: XCTestCase {
         for (reply, codes) in [("+OK\r\n:7\r\n", [RedisError.Code.connectionClosed]),
                                ("+OK\r\n:7\r\n$5\r\nab", [.protocolViolation, .connectionClosed])] {
             try await withFakeServer(reply: reply, closeAfter: true, once: true) { port in
-                let client = client(port: port)
+                var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+                configuration.commandTimeout = .seconds(5)
+                configuration.usesRESP3 = false  // the fake server answers the pipeline's bytes, not a HELLO
+                let client = RedisClient(configuration: configuration)
                 let results = await client.send(pipeline: (0..<4).map { RedisCommand("GET", key: "k\($0)", [.string("k\($0)")]) })
                 XCTAssertEqual(results.count, 4)
                 XCTAssertEqual(try results[0].get(), .simpleString("OK"))
@@ -130,6 +153,38 @@ final class RedisBadPeerTests: XCTestCase {
                 }
                 await client.close()
             }
+        }
+    }
+
+    /// A server before Redis 6 answers `HELLO` with an unknown-command error: the
+    /// connection falls back to RESP2 and authenticates with `AUTH`.
+    func testAServerWithoutHelloGetsRESP2AndAuth() async throws {
+        let replies = ["-ERR unknown command 'HELLO'\r\n", "+OK\r\n", "$2\r\nv1\r\n"]
+        try await withFakeServer(makeHandler: { ScriptedReplies(replies) }) { port in
+            var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+            configuration.password = "secret"
+            let client = RedisClient(configuration: configuration)
+            let value = try await client.get("k")
+            XCTAssertEqual(value, ByteBuffer(string: "v1"))
+            await client.close()
+        }
+    }
+
+    /// A `HELLO` refused for another reason (a wrong password) fails the connect: no fallback.
+    func testAHelloRefusedForItsPasswordFailsTheConnect() async throws {
+        let replies = ["-WRONGPASS invalid username-password pair\r\n", "+OK\r\n", "$2\r\nv1\r\n"]
+        try await withFakeServer(makeHandler: { ScriptedReplies(replies) }) { port in
+            var configuration = RedisConfiguration(host: "127.0.0.1", port: port)
+            configuration.password = "wrong"
+            let client = RedisClient(configuration: configuration)
+            do {
+                _ = try await client.get("k")
+                XCTFail("a wrong password must fail")
+            } catch {
+                XCTAssertEqual((error as? RedisError)?.code, .serverError)
+                XCTAssertTrue("\(error)".contains("WRONGPASS"), "\(error)")
+            }
+            await client.close()
         }
     }
 }

@@ -86,6 +86,28 @@ final class RedisClientTests: RedisServerTestCase {
         await zero.close()
     }
 
+    /// Connections speak RESP3 where the server offers it (Redis 6 and later), or
+    /// RESP2 when asked to; replies read the same under both.
+    func testRESP3WhereOfferedAndRepliesReadTheSameUnderBoth() async throws {
+        let three = makeClient(), two = makeClient { $0.usesRESP3 = false }
+        _ = try await three.send(RedisCommand("HSET", key: "h", ["h", "f", "v"]))
+        for (client, version) in [(three, "resp=3"), (two, "resp=2")] {
+            let info = try await client.send(RedisCommand("CLIENT", ["INFO"])).string ?? ""
+            XCTAssertTrue(info.contains(version), info)
+            // A script's booleans, a map, a missing key.
+            let no = try await client.send(RedisCommand("EVAL", ["return false", "0"]))
+            XCTAssertEqual(no, .null)
+            let yes = try await client.send(RedisCommand("EVAL", ["return true", "0"]))
+            XCTAssertEqual(yes, .integer(1))
+            let hash = try await client.send(RedisCommand("HGETALL", key: "h", ["h"]))
+            XCTAssertEqual(hash.elements?.compactMap(\.string), ["f", "v"])
+            let missing = try await client.get("missing")
+            XCTAssertNil(missing)
+        }
+        await three.close()
+        await two.close()
+    }
+
     func testAuthWithUserAndPassword() async throws {
         try server.cli(["ACL", "SETUSER", "app", "on", ">s3cret", "~*", "+@all"])
         let good = makeClient { $0.username = "app"; $0.password = "s3cret" }

@@ -24,7 +24,15 @@ final class RESPDecoderTests: XCTestCase {
         // RESP3, folded into the RESP2 cases.
         ("_\r\n", .null),
         ("#t\r\n", .integer(1)),
+        ("#f\r\n", .null),
         (",3.5\r\n", .simpleString("3.5")),
+        (",-inf\r\n", .simpleString("-inf")),
+        ("(3492890328409238509324850943850943825024385\r\n", .simpleString("3492890328409238509324850943850943825024385")),
+        ("%0\r\n", .array([])),
+        ("|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n*1\r\n:2\r\n", .array([.integer(2)])),
+        ("*2\r\n|1\r\n+ttl\r\n:3\r\n+a\r\n_\r\n", .array([.simpleString("a"), .null])),
+        (">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n",
+         .push([.bulkString(ByteBuffer(string: "message")), .bulkString(ByteBuffer(string: "ch")), .bulkString(ByteBuffer(string: "x"))])),
         ("%1\r\n+k\r\n:1\r\n", .array([.simpleString("k"), .integer(1)])),
         ("~1\r\n:1\r\n", .array([.integer(1)])),
         (">2\r\n+a\r\n+b\r\n", .push([.simpleString("a"), .simpleString("b")])),
@@ -75,7 +83,8 @@ final class RESPDecoderTests: XCTestCase {
 
     func testMalformedRepliesThrowProtocolViolation() {
         let malformed = ["?x\r\n", ":12a\r\n", ":\r\n", "$3\r\nabcX\r\n", "$-5\r\n", "*-2\r\n", "+a\rb\r\n",
-                         ":99999999999999999999\r\n", "#x\r\n", "_x\r\n", "=2\r\nab\r\n"]
+                         ":99999999999999999999\r\n", "#x\r\n", "_x\r\n", "=2\r\nab\r\n",
+                         "#\r\n", "#tt\r\n", "%-1\r\n", "~-1\r\n", ">-1\r\n", "|-1\r\n", "!-1\r\n", "=-1\r\n"]
         for wire in malformed {
             let parser = RESPParser()
             var buffer = ByteBuffer(string: wire)
@@ -87,7 +96,7 @@ final class RESPDecoderTests: XCTestCase {
 
     func testAnnouncedLengthsOverTheLimitsThrowBeforeTheBytesArrive() {
         let parser = RESPParser(maximumBulkLength: 100, maximumArrayCount: 10)
-        for wire in ["$101\r\n", "$9223372036854775807\r\n", "*11\r\n", "%6\r\n"] {
+        for wire in ["$101\r\n", "$9223372036854775807\r\n", "*11\r\n", "%6\r\n", "|6\r\n", "=101\r\n", ">11\r\n"] {
             var buffer = ByteBuffer(string: wire)
             XCTAssertThrowsError(try parser.parse(&buffer), wire.debugDescription) { error in
                 XCTAssertEqual((error as? RedisError)?.code, .replyTooLarge)
@@ -107,6 +116,9 @@ final class RESPDecoderTests: XCTestCase {
         let parser = RESPParser(maximumDepth: 4)
         var buffer = ByteBuffer(string: String(repeating: "*1\r\n", count: 6) + ":1\r\n")
         XCTAssertThrowsError(try parser.parse(&buffer))
+        // Attributes before attributes count as nesting too.
+        var attributes = ByteBuffer(string: String(repeating: "|0\r\n", count: 6) + ":1\r\n")
+        XCTAssertThrowsError(try parser.parse(&attributes))
     }
 
     func testAnIncompleteReplyConsumesNothing() throws {

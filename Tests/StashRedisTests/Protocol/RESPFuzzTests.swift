@@ -23,6 +23,45 @@ final class RESPFuzzTests: XCTestCase {
         }
     }
 
+    /// The reference model for RESP3: an encoding of `value` that the parser must
+    /// fold back into it, chosen at random among RESP3's forms for it (a double,
+    /// a big number, a verbatim string, a blob error, a boolean, a set, a map, an
+    /// attribute before it) and RESP2's.
+    static func encodeRESP3(_ value: RESPValue, into out: inout [UInt8], _ random: inout SeededGenerator) {
+        if Int.random(in: 0..<8, using: &random) == 0 {
+            // Attributes, which the parser skips, before the value.
+            out += Array("|1\r\n+ttl\r\n:\(Int.random(in: -9...9, using: &random))\r\n".utf8)
+        }
+        let form = Int.random(in: 0..<3, using: &random)
+        switch value {
+        case .simpleString(let s) where form > 0:
+            out += Array("\(form == 1 ? "," : "(")\(s)\r\n".utf8)
+        case .error(let s) where form > 0:
+            out += Array("!\(s.utf8.count)\r\n\(s)\r\n".utf8)
+        case .integer(1) where form > 0:
+            out += Array("#t\r\n".utf8)
+        case .bulkString(let b) where form > 0:
+            out += Array("=\(b.readableBytes + 4)\r\ntxt:".utf8) + Array(b.readableBytesView) + [13, 10]
+        case .null where form > 0:
+            out += Array((form == 1 ? "_\r\n" : "#f\r\n").utf8)
+        case .array(let elements) where form > 0:
+            if form == 2, elements.count.isMultiple(of: 2) {
+                out += Array("%\(elements.count / 2)\r\n".utf8)
+            } else {
+                out += Array("~\(elements.count)\r\n".utf8)
+            }
+            for element in elements { encodeRESP3(element, into: &out, &random) }
+        case .push(let elements):
+            out += Array(">\(elements.count)\r\n".utf8)
+            for element in elements { encodeRESP3(element, into: &out, &random) }
+        case .array(let elements):
+            out += Array("*\(elements.count)\r\n".utf8)
+            for element in elements { encodeRESP3(element, into: &out, &random) }
+        default:
+            encode(value, into: &out)
+        }
+    }
+
     static func randomValue(_ random: inout SeededGenerator, depth: Int = 0) -> RESPValue {
         switch Int.random(in: 0..<(depth < 3 ? 6 : 5), using: &random) {
         case 0: return .simpleString(String((0..<Int.random(in: 0..<8, using: &random)).map { _ in "abcxyz 01".randomElement(using: &random)! }))
@@ -62,12 +101,34 @@ final class RESPFuzzTests: XCTestCase {
         }
     }
 
+    func testRandomWellFormedRESP3RepliesFoldIntoTheirValues() {
+        var random = SeededGenerator(seed: 0x5EED_0003)
+        for _ in 0..<2000 {
+            // Out-of-band pushes among the replies.
+            let values = (0..<Int.random(in: 1...4, using: &random)).map { _ -> RESPValue in
+                let value = Self.randomValue(&random)
+                if case .array(let elements) = value, Bool.random(using: &random) { return .push(elements) }
+                return value
+            }
+            var wire: [UInt8] = []
+            for value in values { Self.encodeRESP3(value, into: &wire, &random) }
+            let parsed = parseAll(wire)
+            XCTAssertNil(parsed.error)
+            XCTAssertEqual(parsed.values, values)
+        }
+    }
+
     func testMutatedRepliesNeverCrashAndFailWithAClearError() {
         var random = SeededGenerator(seed: 0xF022)
         var errors = 0
-        for _ in 0..<5000 {
+        for round in 0..<5000 {
             var wire: [UInt8] = []
-            Self.encode(Self.randomValue(&random), into: &wire)
+            let value = Self.randomValue(&random)
+            if round.isMultiple(of: 2) {
+                Self.encode(value, into: &wire)
+            } else {
+                Self.encodeRESP3(value, into: &wire, &random)
+            }
             for _ in 0..<Int.random(in: 1...4, using: &random) where !wire.isEmpty {
                 let index = Int.random(in: 0..<wire.count, using: &random)
                 switch Int.random(in: 0..<4, using: &random) {
@@ -89,7 +150,7 @@ final class RESPFuzzTests: XCTestCase {
 
     func testRandomBytesNeverCrash() {
         var random = SeededGenerator(seed: 42)
-        let alphabet = Array("+-:$*_#,(=!%~>\r\n0123456789-ab".utf8)
+        let alphabet = Array("+-:$*_#,(=!%~>|\r\n0123456789-abtf".utf8)
         for _ in 0..<5000 {
             let bytes = (0..<Int.random(in: 0..<64, using: &random)).map { _ in
                 Bool.random(using: &random) ? alphabet.randomElement(using: &random)! : UInt8.random(in: 0...255, using: &random)

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A `stash-redis-peer` child process: a second `Cache` on the test's Redis,
 /// driven one command line at a time (see Tests/RedisPeerHelper/main.swift).
@@ -41,6 +44,12 @@ final class PeerProcess: @unchecked Sendable {
     func send(_ command: String) throws -> String {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
         return try readLine()
+    }
+
+    /// Kills the peer with SIGKILL, as a crash would, and waits for it.
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Asks the peer to exit and waits for it.

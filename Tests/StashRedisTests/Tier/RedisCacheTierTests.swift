@@ -20,8 +20,12 @@ final class RedisCacheTierTests: XCTestCase {
         server?.stop()
     }
 
-    private func makeTier(prefix: String = "app:", clock: any CacheClock = SystemClock()) -> RedisCacheTier<String> {
-        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+    private func makeTier(
+        prefix: String = "app:", clock: any CacheClock = SystemClock(), usesRESP3: Bool = true
+    ) -> RedisCacheTier<String> {
+        var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
+        configuration.usesRESP3 = usesRESP3
+        let client = RedisClient(configuration: configuration)
         clients.append(client)
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix), clock: clock)
         tiers.append(tier)
@@ -80,8 +84,9 @@ final class RedisCacheTierTests: XCTestCase {
     /// Two instances share one Redis: each sees the other's writes and gets the
     /// other's invalidations, never its own.
     func testTwoInstancesSeeEachOthersWritesAndInvalidations() async throws {
+        // One subscribed in RESP3 (messages are pushes), one in RESP2 (messages are arrays).
         let first = makeTier()
-        let second = makeTier()
+        let second = makeTier(usesRESP3: false)
         let firstHeard = InvalidationRecorder()
         let secondHeard = InvalidationRecorder()
         try await first.startReceivingInvalidations(firstHeard.handler)

@@ -4,8 +4,11 @@
 //
 //   stash-redis-bench throughput PORT MODE(get|set) LAYER(client|tier) CLIENTS PIPELINE REQUESTS
 //   stash-redis-bench invalidation PORT SAMPLES
+//   stash-redis-bench memory-hit PORT ROUNDS
 //
-// Prints one line: `rps=<requests per second>` or `p50_us=<..> p99_us=<..>`.
+// Prints one line: `rps=<requests per second>`, `p50_us=<..> p99_us=<..>`, or (memory-hit)
+// the median nanoseconds per hit of a plain MemoryCache, of `Cache` with a Redis tier
+// (its async and its synchronous `value(forKey:)`) hitting its memory tier, and the ratios.
 import Foundation
 import NIOCore
 import Stash
@@ -15,7 +18,7 @@ func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let port = Int(arguments[2]) else {
-    print("usage: stash-redis-bench throughput PORT get|set client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES")
+    print("usage: stash-redis-bench throughput PORT get|set client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | memory-hit PORT ROUNDS")
     exit(2)
 }
 
@@ -114,6 +117,59 @@ case "invalidation":
     await reader.close()
     await writerClient.close()
     await readerClient.close()
+
+case "memory-hit":
+    // A read through `Cache` (memory + Redis) that hits memory, beside a plain MemoryCache hit:
+    // the same 1,000 keys, the same lookups, interleaved in every round (order rotated), medians.
+    let rounds = Int(arguments[3])!
+    let lookups = 1_000_000
+    let client = RedisClient(configuration: configuration)
+    let tier = RedisCacheTier(executor: client, codec: .data, configuration: .init(keyPrefix: "hit:"))
+    let cache = try Cache<Data>(memory: MemoryCache(), disk: nil, remote: tier)
+    let plain = MemoryCache<String, Data>()
+    let keys = (0..<1_000).map { "key:\($0)" }
+    let value = Data(repeating: 0x63, count: 100)
+    /// Writes every key to both caches (through Redis for `cache`).
+    func fill() async throws {
+        for key in keys {
+            try await cache.setValue(value, forKey: key)
+            plain.setValue(value, forKey: key)
+        }
+    }
+    try await fill()
+    /// Nanoseconds per lookup of `lookUp` over the keys; the bytes found keep the work observable.
+    func time(_ lookUp: (String) async throws -> Data?) async rethrows -> Double {
+        var found = 0
+        let start = now()
+        for index in 0..<lookups {
+            found &+= try await lookUp(keys[index % keys.count])?.count ?? 0
+        }
+        let elapsed = now() - start
+        precondition(found == lookups * value.count, "every lookup is a hit")
+        return Double(elapsed) / Double(lookups)
+    }
+    // A synchronous closure, so that the synchronous overload is the one called.
+    let syncRead: (String) throws -> Data? = { try cache.value(forKey: $0) }
+    let names = ["MemoryCache", "Cache async", "Cache sync"]
+    var samples: [[Double]] = Array(repeating: [], count: names.count)
+    for round in 0..<(rounds + 1) {
+        for offset in 0..<names.count {
+            let which = (round + offset) % names.count
+            let ns: Double
+            switch which {
+            case 0: ns = await time { plain.value(forKey: $0) }
+            case 1: ns = try await time { try await cache.value(forKey: $0) }
+            default: ns = try await time { try syncRead($0) }
+            }
+            if round > 0 { samples[which].append(ns) }  // round 0 warms up
+        }
+    }
+    let medians = samples.map { $0.sorted()[$0.count / 2] }
+    func format(_ x: Double) -> String { String(format: "%.1f", x) }
+    print("memorycache_ns=\(format(medians[0])) cache_async_ns=\(format(medians[1])) cache_sync_ns=\(format(medians[2]))"
+          + " async_ratio=\(String(format: "%.2f", medians[1] / medians[0])) sync_ratio=\(String(format: "%.2f", medians[2] / medians[0]))")
+    await tier.close()
+    await client.close()
 
 default:
     print("unknown command \(arguments[1])")

@@ -1,0 +1,87 @@
+/// Loads across a fleet: with ``LoadOptions/fleetLockTTL`` set and a remote
+/// tier, a key that every tier misses is loaded by one instance of the fleet,
+/// and the others take its value from the remote tier.
+///
+/// Each instance's load of the key (one per instance at a time, shared by its
+/// callers) runs this in place of the caller's loader:
+/// 1. Take the fleet lock on the key (`Cache.acquireFleetLock(forKey:timeToLive:)`).
+/// 2. **Acquired**: read the remote tier once more (another instance may have
+///    written the value and released the lock since this one's lookup): a hit
+///    is the value. Else load; the value is then written to every tier, the
+///    remote one waited for, and only then is the lock released, so that a
+///    waiter that finds the lock free also finds the value.
+/// 3. **Held elsewhere**: poll the remote tier, after 5 ms, then twice as long
+///    each time up to 200 ms (or a quarter of the lock's time to live, if
+///    shorter), timed on the cache's clock. A hit is the value, stored in the
+///    local tiers with the shared copy's remaining time to live and not written
+///    back. A miss tries the lock again, so that the instance that finds it
+///    expired (its holder crashed, or failed and released it) loads next. Past
+///    the lock's time to live since the first try, load locally.
+/// 4. **Unavailable** (the remote tier fails): load locally.
+///
+/// Polling rather than waiting for the holder's invalidation message: a holder
+/// that fails writes nothing, and the subscription may be down; a poll finds
+/// both the value and a free lock. Callers with a stale value and a
+/// ``LoadOptions/softTimeout`` get the stale value after that timeout while
+/// the wait goes on, as for any slow load.
+extension Cache {
+    /// The pause before the first poll of a waiting instance.
+    static var fleetFirstPause: Duration { .milliseconds(5) }
+    /// The longest pause between polls.
+    static var fleetLongestPause: Duration { .milliseconds(200) }
+
+    /// `loader`, behind the fleet lock when `options` ask for one and the cache
+    /// has a remote tier; else `loader` itself.
+    func fleetLoader(
+        for options: LoadOptions, _ loader: @escaping @Sendable (String) async throws -> Value
+    ) -> @Sendable (String) async throws -> Value {
+        guard let remoteLink, let lockTTL = options.fleetLockTTL, lockTTL > .zero else { return loader }
+        return { [self] key in try await loadThroughFleet(key, lockTTL: lockTTL, remoteLink, loader) }
+    }
+
+    /// One instance's load of `key` under the fleet lock (see above).
+    private func loadThroughFleet(
+        _ key: String, lockTTL: Duration, _ remoteLink: RemoteTierLink<Value>,
+        _ loader: @Sendable (String) async throws -> Value
+    ) async throws -> Value {
+        let clock = loading.clock
+        let deadline = clock.nanosecondsNow.addingClamped(lockTTL.nanosecondsClamped)
+        let longestPause = min(Self.fleetLongestPause, lockTTL / 4).nanosecondsClamped
+        var pause = Self.fleetFirstPause.nanosecondsClamped
+        while true {
+            switch await remoteLink.acquireLock(forKey: key, timeToLive: lockTTL) {
+            case .acquired(let lock):
+                if let entry = await remoteLink.entry(forKey: key) {
+                    await lock.release()
+                    return readFromRemote(entry, forKey: key, remoteLink)
+                }
+                let value: Value
+                do {
+                    value = try await loader(key)
+                } catch {
+                    await lock.release()
+                    throw error
+                }
+                remoteLink.noteFleetLoad(.loadedHoldingLock(lock), forKey: key)
+                return value
+            case .unavailable:
+                return try await loader(key)
+            case .heldElsewhere:
+                let now = clock.nanosecondsNow
+                guard now < deadline else { return try await loader(key) }
+                try await clock.sleep(until: min(now.addingClamped(pause), deadline))
+                pause = min(pause * 2, longestPause)
+                if let entry = await remoteLink.entry(forKey: key) {
+                    return readFromRemote(entry, forKey: key, remoteLink)
+                }
+            }
+        }
+    }
+
+    private func readFromRemote(
+        _ entry: RemoteCacheEntry<Value>, forKey key: String, _ remoteLink: RemoteTierLink<Value>
+    ) -> Value {
+        remoteLink.noteFleetLoad(.readFromRemote(timeToLive: entry.timeToLive), forKey: key)
+        return entry.value
+    }
+}
