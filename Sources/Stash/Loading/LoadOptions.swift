@@ -94,3 +94,14 @@ public struct LoadOptions: Sendable, Hashable {
         self.fleetLockTTL = fleetLockTTL
     }
 }
+
+extension LoadOptions {
+    /// The refresh age of a get-or-load call given its `options`, in
+    /// nanoseconds (`Int64.max` for none), or `cacheDefault` (the cache's own
+    /// options' age, precomputed) when it passes none: a hit reads this field
+    /// alone, without copying the options, which are too large for registers.
+    @inlinable @inline(__always)
+    static func refreshAge(of options: LoadOptions?, cacheDefault: Int64) -> Int64 {
+        if let options { options.refreshAfter?.nanosecondsClamped ?? .max } else { cacheDefault }
+    }
+}

@@ -45,7 +45,7 @@ extension MemoryCache {
         options: LoadOptions? = nil,
         orLoad loader: @escaping @Sendable (Key) async throws -> Value
     ) async throws -> Value {
-        let found = core.loadLookup(forKey: key, refreshAfter: core.refreshAfter(options))
+        let found = core.loadLookup(forKey: key, refreshAfter: LoadOptions.refreshAge(of: options, cacheDefault: core.defaultRefreshAfter))
         if case .fresh(let value, isDue: false) = found { return value }
         return try await core.resolveLoad(key, found: found, options: options ?? core.loadOptions, loader: loader)
     }
@@ -71,7 +71,7 @@ extension MemoryCache {
         options: LoadOptions? = nil,
         orLoad loader: Loader
     ) async throws -> Value {
-        let found = core.loadLookup(forKey: key, refreshAfter: core.refreshAfter(options))
+        let found = core.loadLookup(forKey: key, refreshAfter: LoadOptions.refreshAge(of: options, cacheDefault: core.defaultRefreshAfter))
         if case .fresh(let value, isDue: false) = found { return value }
         return try await core.resolveLoad(
             key, found: found, options: options ?? core.loadOptions, loader: { try await loader.load($0) })
@@ -108,7 +108,7 @@ extension MemoryCache {
         options: LoadOptions? = nil,
         orLoad loader: @escaping @Sendable (Key) throws -> Value
     ) throws -> Value {
-        let found = core.loadLookup(forKey: key, refreshAfter: core.refreshAfter(options))
+        let found = core.loadLookup(forKey: key, refreshAfter: LoadOptions.refreshAge(of: options, cacheDefault: core.defaultRefreshAfter))
         if case .fresh(let value, isDue: false) = found { return value }
         let options = options ?? core.loadOptions
         let core = core

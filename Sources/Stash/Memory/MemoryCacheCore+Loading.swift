@@ -8,14 +8,6 @@ extension MemoryCacheCore: LoadingTarget {
         }
     }
 
-    /// The refresh age of a get-or-load call given `options`, in nanoseconds
-    /// (`Int64.max` for none), read without copying the cache's options: they
-    /// are too large for registers, and a hit needs only this field.
-    @inlinable @inline(__always)
-    func refreshAfter(_ options: LoadOptions?) -> Int64 {
-        if let options { options.refreshAfter?.nanosecondsClamped ?? .max } else { defaultRefreshAfter }
-    }
-
     /// The get-or-load work after a lookup that was not a plain fresh hit:
     /// out of line, so that the inlined hit path stays small.
     @usableFromInline

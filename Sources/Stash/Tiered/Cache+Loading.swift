@@ -12,7 +12,7 @@ extension Cache {
     /// let profile = try await profiles.value(forKey: "user/42") { _ in try await api.profile(42) }
     /// ```
     ///
-    /// Behaves as ``MemoryCache/value(forKey:options:orLoad:)``, with these
+    /// Behaves as `MemoryCache`'s `value(forKey:options:orLoad:)`, with these
     /// differences:
     /// - A memory miss reads disk (on the disk tier's queue, never on Swift's
     ///   cooperative pool) and promotes a disk hit before loading.
@@ -47,13 +47,28 @@ extension Cache {
     ///   `CancellationError`.
     /// - Complexity: A memory hit is O(1) and suspends nowhere. Thread-safe;
     ///   never blocks a thread of the cooperative pool.
+    // Always inlined, so that a memory hit is specialised for the caller's
+    // `Value` and makes no async call (see `MemoryCache.value(forKey:options:orLoad:)`).
+    @inlinable @inline(__always)
     public func value(
         forKey key: String,
         options: LoadOptions? = nil,
         orLoad loader: @escaping @Sendable (String) async throws -> Value
     ) async throws -> Value {
-        let options = options ?? loadOptions
-        let found = try await lookUp(key, refreshAfter: options.refreshAfter?.nanosecondsClamped ?? .max)
+        let refreshAfter = LoadOptions.refreshAge(of: options, cacheDefault: defaultRefreshAfter)
+        let found = memory?.core.loadLookup(forKey: key, refreshAfter: refreshAfter) ?? .miss
+        if case .fresh(let value, isDue: false) = found { return value }
+        return try await resolveAfterMemory(key, memoryFound: found, options: options ?? loadOptions, loader: loader)
+    }
+
+    /// `value(forKey:options:orLoad:)` after the memory lookup: reads the
+    /// lower tiers, then refreshes or loads.
+    @usableFromInline
+    func resolveAfterMemory(
+        _ key: String, memoryFound: LoadLookup<Value>, options: LoadOptions,
+        loader: @escaping @Sendable (String) async throws -> Value
+    ) async throws -> Value {
+        let found = try await lookBelowMemory(key, memoryFound: memoryFound)
         switch found {
         case .fresh(let value, isDue: false):
             return value
@@ -158,12 +173,15 @@ extension Cache {
     /// The memory tier's answer if it has a live value, else the disk tier's
     /// or the remote tier's (promoted into the local tiers), else memory's stale value.
     private func lookUp(_ key: String, refreshAfter: Int64) async throws(StashError) -> LoadLookup<Value> {
-        var found = LoadLookup<Value>.miss
-        if let memory {
-            found = memory.core.loadLookup(forKey: key, refreshAfter: refreshAfter)
-            if case .fresh = found { return found }
-        }
-        guard disk != nil || remoteLink != nil, let value = try await value(forKey: key) else { return found }
+        let found = memory?.core.loadLookup(forKey: key, refreshAfter: refreshAfter) ?? .miss
+        return try await lookBelowMemory(key, memoryFound: found)
+    }
+
+    /// What the disk and remote tiers hold for `key`, unless the memory
+    /// lookup (`memoryFound`) already found it fresh.
+    private func lookBelowMemory(_ key: String, memoryFound: LoadLookup<Value>) async throws(StashError) -> LoadLookup<Value> {
+        if case .fresh = memoryFound { return memoryFound }
+        guard disk != nil || remoteLink != nil, let value = try await value(forKey: key) else { return memoryFound }
         return .fresh(value, isDue: false)
     }
 }

@@ -84,6 +84,9 @@ public final class Cache<Value: Sendable>: Sendable {
     let stripes: KeyStripes
     /// The options of get-or-load calls that pass none.
     public let loadOptions: LoadOptions
+    /// `loadOptions.refreshAfter` in nanoseconds (`Int64.max` for none), read on
+    /// every get-or-load hit without copying the options.
+    @usableFromInline let defaultRefreshAfter: Int64
     /// Runs get-or-load calls.
     let loading: LoadingEngine<String, Value>
     /// The ticket of each load under way (see ``LoadingTarget``), changed
@@ -131,6 +134,7 @@ public final class Cache<Value: Sendable>: Sendable {
         self.disk = disk
         self.cost = cost
         self.loadOptions = loadOptions
+        defaultRefreshAfter = loadOptions.refreshAfter?.nanosecondsClamped ?? .max
         stripes = KeyStripes()
         let clock: any CacheClock = memory?.core.table.clock ?? disk?.clock ?? SystemClock()
         loading = LoadingEngine(clock: clock, logger: logger)

@@ -59,7 +59,7 @@ final class RedisBadPeerTests: XCTestCase {
                                 _ body: (Int) async throws -> Void) async throws {
         let bytes = Array(reply.utf8)
         try await withFakeServer(makeHandler: {
-            once ? AnswersOnceThenCloses(reply: bytes) : FixedReply(reply: bytes, closeAfter: closeAfter)
+            once ? AnswersOnceThenCloses(reply: bytes) as any ChannelInboundHandler : FixedReply(reply: bytes, closeAfter: closeAfter)
         }, body)
     }
 

@@ -13,7 +13,8 @@ final class RedisCommandHandlerTests: XCTestCase {
         let promise = channel.eventLoop.makePromise(of: RESPValue.self)
         let reply = LockedValue<RESPValue?>(nil)
         promise.futureResult.whenSuccess { value in reply.withLock { $0 = value } }
-        try channel.writeOutbound(RedisCommandHandler.Request(command: command, promise: promise))
+        try channel.writeOutbound(RedisCommandHandler.Request(
+            bytes: RESPEncoder.encode([command], allocator: channel.allocator), count: 1, replies: .promise(promise)))
         return { reply.withLock { $0 } }
     }
 
