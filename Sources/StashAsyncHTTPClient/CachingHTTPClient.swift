@@ -48,20 +48,12 @@ public final class CachingHTTPClient: Sendable {
     /// - Parameters:
     ///   - request: The request; its URL must be absolute (`http` or `https`).
     ///   - policy: How the cache may answer: ``HTTPCachePolicy/useProtocolPolicy`` (RFC 9111) by default.
-    ///   - timeout: The time the origin has for the whole response, head and body. The clock starts
-    ///     when the request is sent and runs while the head and each body chunk are awaited; it
-    ///     pauses while a received chunk waits for its reader, so reading the body slowly never
-    ///     times the origin out, while an origin that stalls or trickles mid-body does. No default:
-    ///     pick one long enough for the largest body you fetch. Not used on a fresh hit.
+    ///   - timeout: How long the origin has for its response, body included. Not used on a fresh hit.
     /// - Returns: The response, with `Age` and a `Cache-Status` field, and how it was produced.
-    ///   Its body streams: read it once. A body the cache stores has been read whole already; a
-    ///   body streamed through (not storable, or over the maximum entry size) can still fail while
-    ///   you read it, with ``CachingHTTPClientError`` (`.originTimedOut` when the time runs out).
+    ///   Its body streams: read it once.
     /// - Throws: ``CachingHTTPClientError`` when the URL is invalid (`.invalidRequest`), or the
-    ///   origin is needed and cannot be reached, times out (head or stored body) or breaks off
-    ///   (`.originUnreachable`, `.originTimedOut`) and no stale response may be served instead.
-    ///   Nothing is stored then, and calls that waited for the same origin request get the same
-    ///   error (or their stale response, when `stale-if-error` allows). An `only-if-cached` or
+    ///   origin is needed and cannot be reached or times out (`.originUnreachable`,
+    ///   `.originTimedOut`) and no stale response may be served instead. An `only-if-cached` or
     ///   ``HTTPCachePolicy/returnStoredDontLoad`` miss is a `504` response, not an error.
     public func execute(
         _ request: HTTPClientRequest,

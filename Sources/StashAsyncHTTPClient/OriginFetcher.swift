@@ -18,13 +18,7 @@ import NIOHTTP1
 package struct OriginFetcher: Sendable {
     /// The client that reaches the origin.
     package let client: HTTPClient
-    /// The time the origin has for the whole response: the head and every byte of the body.
-    ///
-    /// The clock starts when the request is sent (waiting for a pooled connection and connecting
-    /// count) and runs while the head and each body chunk are awaited; it pauses while a received
-    /// chunk waits for its reader, so a slow reader never times the origin out. An origin that
-    /// stalls mid-body or trickles past it fails the body with `.originTimedOut` and loses its
-    /// connection (see ``OriginResponseBody``).
+    /// How long the origin has to send the response head and the whole body.
     package let timeout: TimeAmount
 
     /// Creates a fetcher.
@@ -32,7 +26,7 @@ package struct OriginFetcher: Sendable {
     /// - Parameters:
     ///   - client: The client that reaches the origin. Should not follow redirects: a cache stores
     ///     what the origin said for the URL asked for.
-    ///   - timeout: The time the origin has for one response, head and whole body (see ``timeout``).
+    ///   - timeout: How long the origin has for one response, body included.
     package init(client: HTTPClient, timeout: TimeAmount) {
         self.client = client
         self.timeout = timeout
@@ -40,14 +34,14 @@ package struct OriginFetcher: Sendable {
 
     /// Sends `request` with `body` to the origin.
     ///
-    /// - Returns: The origin's response head (end-to-end fields only) and its body, not yet read,
-    ///   with what is left of ``timeout``. Reading the body throws ``CachingHTTPClientError`` too.
+    /// - Returns: The origin's response head (end-to-end fields only) and its body, not yet read.
     /// - Throws: ``CachingHTTPClientError`` with code `.invalidRequest`, `.originUnreachable` or
-    ///   `.originTimedOut`.
+    ///   `.originTimedOut`. Errors while the body streams are AsyncHTTPClient's own; use
+    ///   ``CachingHTTPClientError/init(originFailure:url:)`` to classify them.
     package func fetch(
         _ request: HTTPRequest,
         body: HTTPClientRequest.Body?
-    ) async throws(CachingHTTPClientError) -> (HTTPResponse, OriginResponseBody) {
+    ) async throws(CachingHTTPClientError) -> (HTTPResponse, HTTPClientResponse.Body) {
         let url = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(request.method)
@@ -57,17 +51,15 @@ package struct OriginFetcher: Sendable {
         fields[.contentLength] = nil
         outgoing.headers = HTTPHeaders(fields)
         outgoing.body = body
-        let deadline = NIODeadline.now() + timeout
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(outgoing, deadline: deadline)
+            response = try await client.execute(outgoing, timeout: timeout)
         } catch where Self.isStaleConnection(error) && request.method.isIdempotent {
             // A pooled keep-alive connection the origin closed just as the request went out
             // (node closes idle ones after 5 s): nothing reached the origin's application, so an
-            // idempotent request is sent once more, on a new connection, as nginx does, within
-            // the same deadline.
+            // idempotent request is sent once more, on a new connection, as nginx does.
             do {
-                response = try await client.execute(outgoing, deadline: deadline)
+                response = try await client.execute(outgoing, timeout: timeout)
             } catch {
                 throw CachingHTTPClientError(originFailure: error, url: url)
             }
@@ -82,8 +74,7 @@ package struct OriginFetcher: Sendable {
         if response.status.code > 999 {
             head.status = .badGateway
         }
-        // AsyncHTTPClient's deadline ends with the head; the body carries the rest of the time.
-        return (head, OriginResponseBody(response.body, remaining: deadline - .now(), url: url))
+        return (head, response.body)
     }
 }
 

@@ -28,10 +28,7 @@ import Stash
 /// Every member may be called from any task. Concurrent misses and
 /// revalidations of one key share a single origin request: the first caller
 /// asks the origin, the others wait for it and are answered from the store (or
-/// ask the origin themselves when its response could not serve them). When that
-/// request fails (`origin` throws, or the body the cache reads to store it
-/// throws), they all get its error, or their stale response where
-/// `stale-if-error` allows.
+/// ask the origin themselves when its response could not serve them).
 public final class HTTPCache: Sendable {
     let engine: HTTPCacheEngine
 
@@ -61,14 +58,10 @@ public final class HTTPCache: Sendable {
     ///   - body: The request's body, passed to `origin` (used by unsafe methods). Defaults to `nil`.
     ///   - policy: How this request uses the cache. Defaults to ``HTTPCachePolicy/useProtocolPolicy``.
     ///   - origin: Sends a request to the origin and returns its response and body; throws when the
-    ///     origin cannot be reached or times out. The body should throw when the origin breaks off
-    ///     or runs out of time mid-body: the cache has no timeout of its own, so a body that
-    ///     never ends holds this call and the calls waiting for it.
+    ///     origin cannot be reached or times out.
     /// - Returns: The response, its body and how it was produced. An `only-if-cached` or
     ///   ``HTTPCachePolicy/returnStoredDontLoad`` miss is a `504 Gateway Timeout` with outcome ``HTTPCacheOutcome/miss``.
-    /// - Throws: What `origin` or the body the cache reads to store throws, unless a stale response
-    ///   may be served instead (`stale-if-error`); nothing is stored then. A body streamed through
-    ///   unstored throws to its reader instead.
+    /// - Throws: What `origin` throws, unless a stale response may be served instead (`stale-if-error`).
     /// - Complexity: A fresh memory hit is O(fields) and does not block or suspend; a disk hit blocks
     ///   on disk I/O off the cooperative pool; a miss waits for the origin and, for a stored body,
     ///   reads it whole.

@@ -10,7 +10,7 @@ struct ForwardingResponder: ProxyResponder {
 
     func respond(to request: HTTPRequest, body: ByteBuffer?, writer: ProxyResponseWriter) async throws {
         let head: HTTPResponse
-        let responseBody: OriginResponseBody
+        let responseBody: HTTPClientResponse.Body
         do {
             (head, responseBody) = try await fetcher.fetch(request, body: body.map { .bytes($0) })
         } catch {

@@ -36,11 +36,7 @@ struct StashProxyCommand: AsyncParsableCommand {
     @Flag(help: "Forward every request without caching.")
     var noCache = false
 
-    @Option(help: """
-        Seconds the origin has for one whole response, head and body (paused while a slow client reads). \
-        Past it: 504, or the stale response stale-if-error allows, or, once a streamed body has started, \
-        the client's connection is closed.
-        """)
+    @Option(help: "Seconds the origin has for one response, body included.")
     var timeout: Int64 = 30
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")

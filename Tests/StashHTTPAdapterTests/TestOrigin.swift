@@ -13,7 +13,7 @@ final class TestOrigin: Sendable {
         /// Sends the head announcing `announced` bytes, then `sent` bytes of them, then closes.
         case closeMidBody(announced: Int, sent: String)
         /// Sends a 200 head with `headers` announcing `announced` bytes, then `sent` bytes of them,
-        /// then nothing more (until the client closes the connection or the server stops).
+        /// then nothing more (until the server stops).
         case stallMidBody(headers: [(String, String)], announced: Int, sent: String)
         /// Closes the connection without answering.
         case close
@@ -33,15 +33,11 @@ final class TestOrigin: Sendable {
     private let channel: any Channel
     private let state: NIOLockedValueBox<[Received]>
     private let connections: NIOLockedValueBox<[any Channel]>
-    private let closed: NIOLockedValueBox<Int>
 
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// How many connections clients have opened so far.
     var connectionCount: Int { connections.withLockedValue { $0.count } }
-
-    /// How many of those connections have been closed so far, by either side.
-    var closedConnectionCount: Int { closed.withLockedValue { $0 } }
 
     /// The requests received so far, oldest first.
     var received: [Received] { state.withLockedValue { $0 } }
@@ -50,15 +46,12 @@ final class TestOrigin: Sendable {
     init(respond: @escaping @Sendable (Received) -> Reply) async throws {
         let state = NIOLockedValueBox<[Received]>([])
         let connections = NIOLockedValueBox<[any Channel]>([])
-        let closed = NIOLockedValueBox(0)
         self.state = state
         self.connections = connections
-        self.closed = closed
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 connections.withLockedValue { $0.append(channel) }
-                channel.closeFuture.whenComplete { _ in closed.withLockedValue { $0 += 1 } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(Handler(state: state, respond: respond))

@@ -95,8 +95,6 @@ final class HTTPCacheEngine: @unchecked Sendable {
         let requestCC = HTTPCacheRules.requestCacheControl(request)
         let onlyIfCached = requestCC.contains("only-if-cached") || policy.kind == .returnStoredDontLoad
         var waited = false
-        // Why the origin request this call waited for failed, if it did.
-        var leaderFailure: (any Error)?
         while true {
             let now = clock.nanosecondsNow
             let stored = await storedVariant(forKey: key, request: request)
@@ -125,19 +123,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
                     }
                 }
             }
-            if request.method == .head,
-               let answer = await storedGetAnswer(for: request, policy: policy, now: now) {
-                return answer
-            }
             if onlyIfCached { return gatewayTimeout() }
-            if let leaderFailure {
-                // The origin request this call waited for failed (unreachable, timed out, cut off
-                // mid-body): its outcome is this call's too, rather than one more wait for it.
-                if let stored, rules.mayServeStaleOnError(stored, for: request, now: now) {
-                    return serve(stored, for: request, now: now, outcome: .stale)
-                }
-                throw leaderFailure
-            }
             // One origin request per key at a time: wait for one under way, then look again.
             let gate = FetchGate()
             let existing = lock.withLock { () -> FetchGate? in
@@ -146,69 +132,28 @@ final class HTTPCacheEngine: @unchecked Sendable {
                 return nil
             }
             if let existing, !waited {
-                leaderFailure = await existing.wait()
+                await existing.wait()
                 waited = true
                 continue
             }
-            var failure: (any Error)?
             defer {
                 if existing == nil {
                     lock.withLock { if inFlight[key] === gate { inFlight[key] = nil } }
-                    gate.open(failure: failure)
+                    gate.open()
                 }
             }
-            do {
-                switch action {
-                case .fetch:
-                    return try await fetch(request: request, body: body, key: key, policy: policy, origin: origin)
-                case .validate(let stored):
-                    return try await validate(
-                        request: request, key: key, stored: stored, policy: policy, origin: origin, failure: &failure)
-                }
-            } catch {
-                failure = Self.sharedFailure(error)
-                throw error
+            switch action {
+            case .fetch:
+                return try await fetch(request: request, body: body, key: key, policy: policy, origin: origin)
+            case .validate(let stored):
+                return try await validate(request: request, key: key, stored: stored, policy: policy, origin: origin)
             }
         }
-    }
-
-    /// The failure of an origin request to hand to the calls waiting for it: `nil` for a
-    /// cancellation, which is the cancelled caller's own affair (the waiters then ask the origin
-    /// themselves).
-    static func sharedFailure(_ error: any Error) -> (any Error)? {
-        error is CancellationError ? nil : error
     }
 
     private enum Action {
         case fetch
         case validate(StoredResponse)
-    }
-
-    /// The key of the stored GET responses for `request`'s URL.
-    static func getKey(for request: HTTPRequest) -> String {
-        key(method: .get, scheme: request.scheme, authority: request.authority, path: request.path)
-    }
-
-    /// A HEAD request answered by the stored GET response, without its body, when the rules let
-    /// it answer as it is (RFC 9111 §4); `nil` otherwise.
-    private func storedGetAnswer(for request: HTTPRequest, policy: HTTPCachePolicy, now: Int64) async -> HTTPCacheResponse? {
-        guard let storedGet = await storedVariant(forKey: Self.getKey(for: request), request: request),
-              let outcome = rules.headAnswer(from: storedGet, for: request, policy: policy, now: now)
-        else { return nil }
-        return serve(storedGet, for: request, now: now, outcome: outcome)
-    }
-
-    /// Applies a `200` response to HEAD to the stored GET response it could have chosen
-    /// (RFC 9111 §4.3.5): updates its fields and freshness like a `304` when the two agree,
-    /// removes it when they contradict each other (another `ETag`, `Last-Modified` or length).
-    private func updateStoredGet(for request: HTTPRequest, with response: HTTPResponse, requestTime: Int64, responseTime: Int64) async {
-        let key = Self.getKey(for: request)
-        guard let storedGet = await storedVariant(forKey: key, request: request) else { return }
-        if HTTPCacheRules.headResponseUpdates(storedGet, with: response) {
-            await freshen(storedGet, key: key, with: response, requestTime: requestTime, responseTime: responseTime)
-        } else {
-            await remove(storedGet, forKey: key)
-        }
     }
 
     /// The most recent stored variant for `key` whose `Vary` fields match `request`.
@@ -293,41 +238,35 @@ final class HTTPCacheEngine: @unchecked Sendable {
 
     /// Validates `stored` with the origin: a 304 updates and serves it; an error serves it
     /// stale when `stale-if-error` allows; anything else replaces it.
-    ///
-    /// - Parameter failure: Set to the origin's error when it was thrown and a stale response
-    ///   served instead, for the calls waiting on this one.
     private func validate(
         request: HTTPRequest, key: String, stored: StoredResponse, policy: HTTPCachePolicy,
-        origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody),
-        failure: inout (any Error)?
+        origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
     ) async throws -> HTTPCacheResponse {
         let (outgoing, _) = HTTPCacheRules.validationRequest(for: request, stored: stored)
         let requestTime = clock.nanosecondsNow
+        let response: HTTPResponse
+        let responseBody: HTTPBody
         do {
-            let (response, responseBody) = try await origin(outgoing, nil)
-            let now = clock.nanosecondsNow
-            if response.status.code == 304 {
-                await Self.discard(responseBody)
-                let updated = await freshen(stored, key: key, with: response, requestTime: requestTime, responseTime: now)
-                return serve(updated, for: request, now: now, outcome: .revalidated)
-            }
-            if (500...599).contains(response.status.code), rules.mayServeStaleOnError(stored, for: request, now: now) {
-                await Self.discard(responseBody)
-                return serve(stored, for: request, now: now, outcome: .stale)
-            }
-            return try await store(
-                response: response, body: responseBody, request: request, requestTime: requestTime, key: key,
-                replacing: stored)
+            (response, responseBody) = try await origin(outgoing, nil)
         } catch {
-            // The origin failed before its head, or while the cache read a body to store (cut off,
-            // timed out): the stored response is untouched and may stand in.
             let now = clock.nanosecondsNow
             if rules.mayServeStaleOnError(stored, for: request, now: now) {
-                failure = Self.sharedFailure(error)
                 return serve(stored, for: request, now: now, outcome: .stale)
             }
             throw error
         }
+        let now = clock.nanosecondsNow
+        if response.status.code == 304 {
+            await Self.discard(responseBody)
+            let updated = await freshen(stored, key: key, with: response, requestTime: requestTime, responseTime: now)
+            return serve(updated, for: request, now: now, outcome: .revalidated)
+        }
+        if (500...599).contains(response.status.code), rules.mayServeStaleOnError(stored, for: request, now: now) {
+            await Self.discard(responseBody)
+            return serve(stored, for: request, now: now, outcome: .stale)
+        }
+        return try await store(
+            response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
     }
 
     /// Whether two stored responses' fields are the same but for `Date`.
@@ -347,7 +286,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
         _ = try? await body.collect(upTo: 64 << 10)
     }
 
-    /// `stored` updated by a 304 (or by a 200 to HEAD, RFC 9111 §4.3.5), written back to the tiers.
+    /// `stored` updated by a 304, written back to the tiers.
     @discardableResult
     func freshen(
         _ stored: StoredResponse, key: String, with notModified: HTTPResponse, requestTime: Int64, responseTime: Int64
@@ -388,11 +327,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
             varyValues: HTTPCacheRules.varyValues(names: varyNames, request: request), body: [])
         let declaredLength = response.headerFields[.contentLength].flatMap { Int($0) }
         let headerSize = fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
-        let storable = rules.isStorable(head, for: request)
-        if request.method == .head, response.status.code == 200, storable {
-            await updateStoredGet(for: request, with: response, requestTime: requestTime, responseTime: responseTime)
-        }
-        guard storable, headerSize <= configuration.maximumHeaderSize,
+        guard rules.isStorable(head, for: request), headerSize <= configuration.maximumHeaderSize,
               (declaredLength ?? 0) <= configuration.maximumEntrySize
         else {
             if let old { await remove(old, forKey: key) }
@@ -510,25 +445,19 @@ final class HTTPCacheEngine: @unchecked Sendable {
         }
         guard let id else { return }
         let task = Task {
-            var failure: (any Error)?
             defer {
                 self.lock.withLock {
                     if self.inFlight[key] === gate { self.inFlight[key] = nil }
                     self.background[id] = nil
                 }
-                gate.open(failure: failure)
+                gate.open()
             }
             do {
-                _ = try await self.validate(
-                    request: request, key: key, stored: stored, policy: .useProtocolPolicy, origin: origin,
-                    failure: &failure)
+                _ = try await self.validate(request: request, key: key, stored: stored, policy: .useProtocolPolicy, origin: origin)
             } catch {
-                failure = Self.sharedFailure(error)
-            }
-            if let failure {
                 self.logger.warning(
                     "a background revalidation failed; the stale response stays stored",
-                    metadata: ["key": "\(key)", "error": "\(failure)"])
+                    metadata: ["key": "\(key)", "error": "\(error)"])
             }
         }
         lock.withLock {
