@@ -23,7 +23,7 @@ extension Cache {
     func awaitValueBelowMemory(forKey key: String) async throws(StashError) -> Value? {
         if let remoteLink { return try await valueThroughRemote(forKey: key, remoteLink) }
         guard let disk else { return nil }
-        return try await disk.run { [self] () throws(StashError) in try value(forKey: key) }
+        return try await disk.run { [self] () throws(StashError) in try valueBelowMemory(forKey: key) }
     }
 
     /// Whether any tier, the remote one included, holds `key`. See `contains(_:)`.

@@ -181,7 +181,7 @@ extension Cache {
     /// lookup (`memoryFound`) already found it fresh.
     private func lookBelowMemory(_ key: String, memoryFound: LoadLookup<Value>) async throws(StashError) -> LoadLookup<Value> {
         if case .fresh = memoryFound { return memoryFound }
-        guard disk != nil || remoteLink != nil, let value = try await value(forKey: key) else { return memoryFound }
+        guard let value = try await awaitValueBelowMemory(forKey: key) else { return memoryFound }
         return .fresh(value, isDue: false)
     }
 }
