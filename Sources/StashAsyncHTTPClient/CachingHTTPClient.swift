@@ -24,6 +24,15 @@ import StashHTTP
 ///   (`redirectConfiguration: .disallow`): a cache stores what the origin answered for the URL
 ///   asked, and a redirect followed inside the client would be stored under the first URL.
 ///
+/// - Important: Give it an `HTTPClient` with a read timeout (`HTTPClient.Configuration.Timeout`'s
+///   `read`). As with AsyncHTTPClient itself, the `timeout` of ``execute(_:policy:timeout:)`` ends
+///   when the response head arrives; a body that stops arriving is ended by the client's read
+///   timeout, kept on its event loop between two reads from the socket. Then the request fails
+///   with `.originTimedOut` and the store stays as it was. Without a read timeout, a body that
+///   stalls holds its request, and the concurrent requests for that URL that wait for it, until
+///   the origin closes the connection. (AsyncHTTPClient does not expose a client's configuration,
+///   so this cannot be checked here.)
+///
 /// Thread-safe: share one instance; calls run concurrently, and concurrent misses of one URL share
 /// one origin request. Never blocks a thread: it suspends while the cache or the origin works.
 public final class CachingHTTPClient: Sendable {
@@ -48,7 +57,9 @@ public final class CachingHTTPClient: Sendable {
     /// - Parameters:
     ///   - request: The request; its URL must be absolute (`http` or `https`).
     ///   - policy: How the cache may answer: ``HTTPCachePolicy/useProtocolPolicy`` (RFC 9111) by default.
-    ///   - timeout: How long the origin has for its response, body included. Not used on a fresh hit.
+    ///   - timeout: How long the origin has to send its response head, as AsyncHTTPClient's own
+    ///     `execute(_:timeout:)`; the body is bounded by the client's read timeout. Not used on a
+    ///     fresh hit.
     /// - Returns: The response, with `Age` and a `Cache-Status` field, and how it was produced.
     ///   Its body streams: read it once.
     /// - Throws: ``CachingHTTPClientError`` when the URL is invalid (`.invalidRequest`), or the

@@ -18,7 +18,8 @@ import NIOHTTP1
 package struct OriginFetcher: Sendable {
     /// The client that reaches the origin.
     package let client: HTTPClient
-    /// How long the origin has to send the response head and the whole body.
+    /// How long the origin has to send the response head (AsyncHTTPClient's deadline). The body is
+    /// bounded by the client's read timeout instead, between two reads.
     package let timeout: TimeAmount
 
     /// Creates a fetcher.
@@ -26,7 +27,7 @@ package struct OriginFetcher: Sendable {
     /// - Parameters:
     ///   - client: The client that reaches the origin. Should not follow redirects: a cache stores
     ///     what the origin said for the URL asked for.
-    ///   - timeout: How long the origin has for one response, body included.
+    ///   - timeout: How long the origin has to send its response head.
     package init(client: HTTPClient, timeout: TimeAmount) {
         self.client = client
         self.timeout = timeout

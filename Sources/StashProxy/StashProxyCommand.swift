@@ -36,7 +36,7 @@ struct StashProxyCommand: AsyncParsableCommand {
     @Flag(help: "Forward every request without caching.")
     var noCache = false
 
-    @Option(help: "Seconds the origin has for one response, body included.")
+    @Option(help: "Seconds the origin has for its response head, and at most between two reads of its body.")
     var timeout: Int64 = 30
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -49,14 +49,20 @@ struct StashProxyCommand: AsyncParsableCommand {
     }
 
     /// How stash-proxy's client reaches the origin: no redirects followed (the client sees them),
-    /// no decompression (bodies pass unchanged), up to 64 connections, and a refused connection
-    /// is a 502 at once instead of connection attempts repeated until the timeout.
-    static var originClientConfiguration: HTTPClient.Configuration {
+    /// no decompression (bodies pass unchanged), up to 64 connections, a refused connection is a
+    /// 502 at once instead of connection attempts repeated until the timeout, and a response whose
+    /// bytes stop arriving for `readTimeout` fails (as nginx's `proxy_read_timeout`), so that an
+    /// origin stalling mid-body ends in a 504 or a stale answer and the store stays unchanged.
+    ///
+    /// The read timeout is kept by the client's event loop, between two reads from the socket: the
+    /// time a task waits for a thread does not count.
+    static func originClientConfiguration(readTimeout: TimeAmount) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.read = readTimeout
         return configuration
     }
 
@@ -67,7 +73,7 @@ struct StashProxyCommand: AsyncParsableCommand {
         let originURL = OriginURL(origin)!
         let address = ListenAddress(listen)!
 
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.originClientConfiguration)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.originClientConfiguration(readTimeout: .seconds(timeout)))
         let fetcher = OriginFetcher(client: client, timeout: .seconds(timeout))
         let responder: any ProxyResponder
         if noCache {

@@ -16,11 +16,15 @@ import Testing
         let httpClient: HTTPClient
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
 
-        init(timeout: TimeAmount = .seconds(10), respond: @escaping @Sendable (TestOrigin.Received) -> TestOrigin.Reply) async throws {
+        init(
+            timeout: TimeAmount = .seconds(10),
+            httpClient: HTTPClient = ProxyHarness.originClient,
+            respond: @escaping @Sendable (TestOrigin.Received) -> TestOrigin.Reply
+        ) async throws {
             origin = try await TestOrigin(respond: respond)
             var configuration = HTTPCache.Configuration(mode: .shared)
             configuration.clock = clock
-            httpClient = ProxyHarness.originClient
+            self.httpClient = httpClient
             let client = CachingHTTPClient(client: httpClient, cache: try HTTPCache(configuration: configuration))
             proxy = try await ProxyHarness(origin: origin, responder: CachingResponder(client: client, timeout: timeout))
         }
@@ -139,5 +143,34 @@ import Testing
         let (response, _) = try await fixture.proxy.send(.GET, "/slow")
         try await fixture.stop()
         #expect(response.status == .gatewayTimeout)
+    }
+
+    /// An origin whose new 200 stalls mid-body past the read timeout: a 504, or the stale response
+    /// where `stale-if-error` allows; the stored response stays, and is revalidated next.
+    @Test func anOriginStallingMidBodyGives504OrTheStaleResponseAndKeepsTheStore() async throws {
+        let fixture = try await Fixture(httpClient: ProxyHarness.stallGuardedOriginClient) { request in
+            let cacheControl = request.uri == "/sie" ? "max-age=1, stale-if-error=600" : "max-age=1"
+            if request.headers["X-Attempt"] == ["stall"] {
+                return .stallMidBody(headers: [("ETag", "\"v2\""), ("Cache-Control", cacheControl)], announced: 100, sent: "v2 part")
+            }
+            if request.headers["If-None-Match"] == ["\"v1\""] {
+                return .response(status: .notModified, headers: [("ETag", "\"v1\""), ("Cache-Control", cacheControl)])
+            }
+            return .response(headers: [("ETag", "\"v1\""), ("Cache-Control", cacheControl)], body: "v1 body")
+        }
+        _ = try await fixture.proxy.send(.GET, "/sie")
+        _ = try await fixture.proxy.send(.GET, "/plain")
+        fixture.clock.advance(by: .seconds(10))
+        let (stale, staleBody) = try await fixture.proxy.send(.GET, "/sie", headers: [("X-Attempt", "stall")])
+        let (timedOut, _) = try await fixture.proxy.send(.GET, "/plain", headers: [("X-Attempt", "stall")])
+        let (revalidated, body) = try await fixture.proxy.send(.GET, "/plain")
+        try await fixture.stop()
+
+        #expect(stale.status == .ok)
+        #expect(staleBody == "v1 body")
+        #expect(timedOut.status == .gatewayTimeout)
+        #expect(revalidated.status == .ok)
+        #expect(body == "v1 body")
+        #expect(fixture.origin.received.last?.headers["If-None-Match"] == ["\"v1\""])
     }
 }

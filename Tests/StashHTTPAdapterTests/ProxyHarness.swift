@@ -14,11 +14,17 @@ final class ProxyHarness: Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
 
-    /// The client the proxy under test reaches origins with, configured as stash-proxy's own.
-    /// Static, so it lives as long as the test process and needs no shutdown.
+    /// The client the proxy under test reaches origins with, configured as stash-proxy's own with
+    /// a read timeout of 10 s. Static, so it lives as long as the test process and needs no shutdown.
     static let originClient = HTTPClient(
         eventLoopGroupProvider: .singleton,
-        configuration: StashProxyCommand.originClientConfiguration
+        configuration: StashProxyCommand.originClientConfiguration(readTimeout: .seconds(10))
+    )
+
+    /// The same with a read timeout of 1 s, for the tests of an origin that stalls mid-body.
+    static let stallGuardedOriginClient = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: StashProxyCommand.originClientConfiguration(readTimeout: .seconds(1))
     )
 
     init(origin: TestOrigin, responder: any ProxyResponder) async throws {

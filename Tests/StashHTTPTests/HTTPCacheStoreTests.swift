@@ -212,6 +212,31 @@ final class TemporaryFolder {
         await #expect(throws: OriginDown.self) { try await cache.get(makeRequest(), origin) }
     }
 
+    @Test func aNewBodyFailingDuringRevalidationServesStaleIfErrorAndKeepsTheStoredResponse() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=10, stale-if-error=100"), ("ETag", "\"v1\"")])
+        _ = try await cache.get(makeRequest(), origin)
+        clock.advance(by: .seconds(20))
+        origin.respond { _ in
+            let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+                continuation.yield([1, 2, 3][...])
+                continuation.finish(throwing: OriginDown())
+            }
+            return (makeResponse(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v2\"")]), HTTPBody(stream))
+        }
+        let (stale, body) = try await cache.get(makeRequest(), origin)
+        #expect(stale.outcome == .stale)
+        #expect(body == "hello")
+        clock.advance(by: .seconds(200))
+        await #expect(throws: OriginDown.self) { try await cache.get(makeRequest(), origin) }
+        origin.respond(304, [("ETag", "\"v1\"")])
+        let (revalidated, stored) = try await cache.get(makeRequest(), origin)
+        #expect(revalidated.outcome == .revalidated)
+        #expect(stored == "hello")
+        #expect(origin.requests.last?.headerFields[.ifNoneMatch] == "\"v1\"")
+    }
+
     @Test func mustRevalidateRethrowsTheOriginsError() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)

@@ -236,8 +236,9 @@ final class HTTPCacheEngine: @unchecked Sendable {
             response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: nil)
     }
 
-    /// Validates `stored` with the origin: a 304 updates and serves it; an error serves it
-    /// stale when `stale-if-error` allows; anything else replaces it.
+    /// Validates `stored` with the origin: a 304 updates and serves it; an error (before the head,
+    /// a 5xx, or a body that fails before it is answered) serves it stale when `stale-if-error`
+    /// allows; anything else replaces it.
     private func validate(
         request: HTTPRequest, key: String, stored: StoredResponse, policy: HTTPCachePolicy,
         origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
@@ -265,8 +266,18 @@ final class HTTPCacheEngine: @unchecked Sendable {
             await Self.discard(responseBody)
             return serve(stored, for: request, now: now, outcome: .stale)
         }
-        return try await store(
-            response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
+        do {
+            return try await store(
+                response: response, body: responseBody, request: request, requestTime: requestTime, key: key, replacing: stored)
+        } catch {
+            // The new body failed before it was answered (cut, or stalled past the client's read
+            // timeout): nothing was stored, and the old response may still serve (RFC 5861 §4).
+            let now = clock.nanosecondsNow
+            if rules.mayServeStaleOnError(stored, for: request, now: now) {
+                return serve(stored, for: request, now: now, outcome: .stale)
+            }
+            throw error
+        }
     }
 
     /// Whether two stored responses' fields are the same but for `Date`.
