@@ -247,6 +247,22 @@ import Testing
         #expect(fixture.origin.received.count == 2)
     }
 
+    /// RFC 9111 §4: a HEAD is answered from the stored GET response, without its body.
+    @Test func aHEADIsAnsweredFromTheStoredGETResponse() async throws {
+        let fixture = try await Fixture { _ in .response(headers: [("Cache-Control", "max-age=60")], body: "seven b") }
+        _ = try await fixture.get("/h")
+        fixture.clock.advance(by: .seconds(3))
+        let (head, body) = try await fixture.get("/h", method: .HEAD)
+        try await fixture.stop()
+
+        #expect(head.outcome == .hit)
+        #expect(head.status == .ok)
+        #expect(head.headers["Content-Length"] == ["7"])
+        #expect(head.headers["Age"] == ["3"])
+        #expect(body.isEmpty)
+        #expect(fixture.origin.received.map(\.method) == ["GET"])
+    }
+
     @Test func onlyIfCachedMissIsA504Response() async throws {
         let fixture = try await Fixture { _ in .response(body: "never") }
         let (response, _) = try await fixture.get("/none", headers: [("Cache-Control", "only-if-cached")])

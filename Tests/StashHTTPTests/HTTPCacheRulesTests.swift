@@ -11,17 +11,19 @@ import Testing
     func date(_ offset: Int64) -> String { HTTPDate.format(epochSeconds + offset) }
 
     /// A response received at `now` (request sent `delay` seconds before), with `fields`.
-    func stored(_ status: Int, _ fields: [(String, String)], delay: Int64 = 0, request: HTTPRequest = makeRequest()) -> StoredResponse {
+    func stored(
+        _ status: Int, _ fields: [(String, String)], delay: Int64 = 0, request: HTTPRequest = makeRequest(), body: String = ""
+    ) -> StoredResponse {
         let response = makeResponse(status, fields)
         let names = HTTPCacheRules.varyNames(response.headerFields) ?? ["*"]
         return StoredResponse(
             status: response.status, fields: HTTPCacheRules.storableFields(of: response.headerFields),
             requestTime: now - delay * 1_000_000_000, responseTime: now,
-            varyValues: HTTPCacheRules.varyValues(names: names, request: request), body: [])
+            varyValues: HTTPCacheRules.varyValues(names: names, request: request), body: Array(body.utf8))
     }
 
-    func stored(_ fields: [(String, String)], delay: Int64 = 0, request: HTTPRequest = makeRequest()) -> StoredResponse {
-        stored(200, fields, delay: delay, request: request)
+    func stored(_ fields: [(String, String)], delay: Int64 = 0, request: HTTPRequest = makeRequest(), body: String = "") -> StoredResponse {
+        stored(200, fields, delay: delay, request: request, body: body)
     }
 
     func seconds(_ value: Int64) -> Int64 { value * 1_000_000_000 }
@@ -334,5 +336,64 @@ import Testing
         #expect(HTTPCacheRules.invalidatedTargets(request: request, response: foreign).map(\.2) == ["/a?x=1"])
         #expect(HTTPCacheRules.invalidatedTargets(request: request, response: makeResponse(500, [])).isEmpty)
         #expect(HTTPCacheRules.invalidatedTargets(request: makeRequest(), response: makeResponse(200, [])).isEmpty)
+    }
+
+    // MARK: HEAD answered by a stored GET response (RFC 9111 §4, §4.3.5)
+
+    @Test func aFreshGETResponseAnswersAHEADAsAHit() {
+        let get = stored([("Cache-Control", "max-age=60")], body: "body")
+        #expect(shared.headAnswer(from: get, for: makeRequest(method: .head), policy: .useProtocolPolicy, now: now + seconds(30)) == .hit)
+        #expect(`private`.headAnswer(from: get, for: makeRequest(method: .head), policy: .noStore, now: now + seconds(30)) == .hit)
+    }
+
+    @Test func onlyAHEADRequestIsAnsweredByAStoredGET() {
+        let get = stored([("Cache-Control", "max-age=60")])
+        for method in [HTTPRequest.Method.get, .post, .options] {
+            #expect(shared.headAnswer(from: get, for: makeRequest(method: method), policy: .useProtocolPolicy, now: now) == nil)
+        }
+    }
+
+    @Test func aStaleGETResponseAnswersAHEADOnlyWithinMaxStale() {
+        let get = stored([("Cache-Control", "max-age=10")])
+        let later = now + seconds(30)
+        #expect(shared.headAnswer(from: get, for: makeRequest(method: .head), policy: .useProtocolPolicy, now: later) == nil)
+        let maxStale = makeRequest(method: .head, [("Cache-Control", "max-stale=60")])
+        #expect(shared.headAnswer(from: get, for: maxStale, policy: .useProtocolPolicy, now: later) == .stale)
+        let tooStale = makeRequest(method: .head, [("Cache-Control", "max-stale=5")])
+        #expect(shared.headAnswer(from: get, for: tooStale, policy: .useProtocolPolicy, now: later) == nil)
+    }
+
+    @Test func aGETResponseThatNeedsTheOriginLeavesTheHEADToTheOrigin() {
+        let swr = stored([("Cache-Control", "max-age=10, stale-while-revalidate=600")])
+        #expect(shared.headAnswer(from: swr, for: makeRequest(method: .head), policy: .useProtocolPolicy, now: now + seconds(30)) == nil)
+        let noCache = stored([("Cache-Control", "max-age=60, no-cache")])
+        #expect(shared.headAnswer(from: noCache, for: makeRequest(method: .head), policy: .useProtocolPolicy, now: now) == nil)
+        let requestNoCache = makeRequest(method: .head, [("Cache-Control", "no-cache")])
+        #expect(shared.headAnswer(from: stored([("Cache-Control", "max-age=60")]), for: requestNoCache, policy: .useProtocolPolicy, now: now) == nil)
+    }
+
+    @Test func policiesDecideWhetherAStoredGETAnswersAHEAD() {
+        let fresh = stored([("Cache-Control", "max-age=60")])
+        let stale = stored([("Cache-Control", "max-age=10, must-revalidate")])
+        let head = makeRequest(method: .head)
+        let later = now + seconds(30)
+        #expect(shared.headAnswer(from: fresh, for: head, policy: .reload, now: now) == nil)
+        #expect(shared.headAnswer(from: fresh, for: head, policy: .revalidate, now: now) == nil)
+        #expect(shared.headAnswer(from: fresh, for: head, policy: .returnStoredElseLoad, now: now) == .hit)
+        #expect(shared.headAnswer(from: stale, for: head, policy: .returnStoredElseLoad, now: later) == .stale)
+        #expect(shared.headAnswer(from: stale, for: head, policy: .returnStoredDontLoad, now: later) == .stale)
+    }
+
+    @Test func aHEAD200UpdatesTheStoredGETWhenValidatorsAndLengthAgree() {
+        let get = stored([("Cache-Control", "max-age=10"), ("ETag", "\"a\""), ("Last-Modified", date(-3600))], body: "12345")
+        let agreeing = makeResponse(200, [("Cache-Control", "max-age=600"), ("ETag", "\"a\""), ("Last-Modified", date(-3600)), ("Content-Length", "5")])
+        #expect(HTTPCacheRules.headResponseUpdates(get, with: agreeing))
+        #expect(HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("Cache-Control", "max-age=600")])))
+        #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("ETag", "\"b\"")])))
+        #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("ETag", "\"a\""), ("ETag", "\"a\"")])))
+        #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("Last-Modified", date(-60))])))
+        #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("Content-Length", "6")])))
+        #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("Content-Length", "five")])))
+        #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(410, [("ETag", "\"a\"")])))
     }
 }

@@ -31,9 +31,12 @@ final class TemporaryFolder {
         #expect(try await cache.get(makeRequest("/a?x=1"), origin).1 == "/a?x=1")
         #expect(try await cache.get(makeRequest("/a?x=2"), origin).1 == "/a?x=2")
         #expect(try await cache.get(makeRequest("/a?x=1"), origin).0.outcome == .hit)
-        #expect(try await cache.get(makeRequest("/a?x=1", method: .head), origin).0.outcome == .miss)
+        // A stored GET response answers a HEAD (RFC 9111 §4); a stored HEAD response never answers a GET.
+        #expect(try await cache.get(makeRequest("/a?x=1", method: .head), origin).0.outcome == .hit)
+        #expect(try await cache.get(makeRequest("/b", method: .head), origin).0.outcome == .miss)
+        #expect(try await cache.get(makeRequest("/b"), origin).0.outcome == .miss)
         #expect(try await cache.get(makeRequest("/a?x=1", authority: "EXAMPLE.com:443"), origin).0.outcome == .hit)
-        #expect(origin.count == 3)
+        #expect(origin.count == 4)
     }
 
     @Test func dateIsNeverRewrittenAndAgeIsAdded() async throws {

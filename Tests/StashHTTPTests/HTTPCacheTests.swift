@@ -36,4 +36,52 @@ import Testing
         #expect(again.outcome == .hit)
         #expect(origin.count == 2)
     }
+
+    @Test func aStoredGETResponseAnswersAHEADWithoutItsBody() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("Content-Length", "5"), ("Date", httpDate(clock))])
+        _ = try await cache.get(makeRequest(), origin)
+        clock.advance(by: .seconds(10))
+        let (head, body) = try await cache.get(makeRequest(method: .head), origin)
+        #expect(head.outcome == .hit)
+        #expect(head.response.status == .ok)
+        #expect(head.response.headerFields[.contentLength] == "5")
+        #expect(head.response.headerFields[.age] == "10")
+        #expect(body.isEmpty)
+        #expect(origin.count == 1)
+    }
+
+    @Test func aHEADThatReachesTheOriginUpdatesTheStoredGETItAgreesWith() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("Date", httpDate(clock))])
+        _ = try await cache.get(makeRequest(), origin)
+        clock.advance(by: .seconds(20))
+        origin.respond(200, [("Cache-Control", "max-age=600"), ("ETag", "\"v1\""), ("Date", httpDate(clock)), ("X-New", "1")], body: "")
+        let (head, _) = try await cache.get(makeRequest(method: .head), origin)
+        let (get, body) = try await cache.get(makeRequest(), origin)
+        #expect(head.outcome == .miss)
+        #expect(origin.requests.last?.method == .head)
+        #expect(get.outcome == .hit)
+        #expect(get.response.headerFields[HTTPField.Name("X-New")!] == "1")
+        #expect(body == "hello")
+        #expect(origin.count == 2)
+    }
+
+    @Test func aHEADWithAnotherETagRemovesTheStoredGET() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("Date", httpDate(clock))])
+        _ = try await cache.get(makeRequest(), origin)
+        clock.advance(by: .seconds(20))
+        origin.respond(200, [("Cache-Control", "max-age=600"), ("ETag", "\"v2\""), ("Date", httpDate(clock))], body: "")
+        _ = try await cache.get(makeRequest(method: .head), origin)
+        origin.respond(200, [("Cache-Control", "max-age=600"), ("ETag", "\"v2\""), ("Date", httpDate(clock))], body: "new")
+        let (get, body) = try await cache.get(makeRequest(), origin)
+        #expect(get.outcome == .miss)
+        #expect(body == "new")
+        #expect(origin.requests.map(\.method) == [.get, .head, .get])
+        #expect(origin.requests.last?.headerFields[.ifNoneMatch] == nil)
+    }
 }

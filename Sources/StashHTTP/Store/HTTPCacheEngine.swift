@@ -123,6 +123,10 @@ final class HTTPCacheEngine: @unchecked Sendable {
                     }
                 }
             }
+            if request.method == .head,
+               let answer = await storedGetAnswer(for: request, policy: policy, now: now) {
+                return answer
+            }
             if onlyIfCached { return gatewayTimeout() }
             // One origin request per key at a time: wait for one under way, then look again.
             let gate = FetchGate()
@@ -154,6 +158,33 @@ final class HTTPCacheEngine: @unchecked Sendable {
     private enum Action {
         case fetch
         case validate(StoredResponse)
+    }
+
+    /// The key of the stored GET responses for `request`'s URL.
+    static func getKey(for request: HTTPRequest) -> String {
+        key(method: .get, scheme: request.scheme, authority: request.authority, path: request.path)
+    }
+
+    /// A HEAD request answered by the stored GET response, without its body, when the rules let
+    /// it answer as it is (RFC 9111 §4); `nil` otherwise.
+    private func storedGetAnswer(for request: HTTPRequest, policy: HTTPCachePolicy, now: Int64) async -> HTTPCacheResponse? {
+        guard let storedGet = await storedVariant(forKey: Self.getKey(for: request), request: request),
+              let outcome = rules.headAnswer(from: storedGet, for: request, policy: policy, now: now)
+        else { return nil }
+        return serve(storedGet, for: request, now: now, outcome: outcome)
+    }
+
+    /// Applies a `200` response to HEAD to the stored GET response it could have chosen
+    /// (RFC 9111 §4.3.5): updates its fields and freshness like a `304` when the two agree,
+    /// removes it when they contradict each other (another `ETag`, `Last-Modified` or length).
+    private func updateStoredGet(for request: HTTPRequest, with response: HTTPResponse, requestTime: Int64, responseTime: Int64) async {
+        let key = Self.getKey(for: request)
+        guard let storedGet = await storedVariant(forKey: key, request: request) else { return }
+        if HTTPCacheRules.headResponseUpdates(storedGet, with: response) {
+            await freshen(storedGet, key: key, with: response, requestTime: requestTime, responseTime: responseTime)
+        } else {
+            await remove(storedGet, forKey: key)
+        }
     }
 
     /// The most recent stored variant for `key` whose `Vary` fields match `request`.
@@ -297,7 +328,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
         _ = try? await body.collect(upTo: 64 << 10)
     }
 
-    /// `stored` updated by a 304, written back to the tiers.
+    /// `stored` updated by a 304 (or by a 200 to HEAD, RFC 9111 §4.3.5), written back to the tiers.
     @discardableResult
     func freshen(
         _ stored: StoredResponse, key: String, with notModified: HTTPResponse, requestTime: Int64, responseTime: Int64
@@ -338,7 +369,11 @@ final class HTTPCacheEngine: @unchecked Sendable {
             varyValues: HTTPCacheRules.varyValues(names: varyNames, request: request), body: [])
         let declaredLength = response.headerFields[.contentLength].flatMap { Int($0) }
         let headerSize = fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
-        guard rules.isStorable(head, for: request), headerSize <= configuration.maximumHeaderSize,
+        let storable = rules.isStorable(head, for: request)
+        if request.method == .head, response.status.code == 200, storable {
+            await updateStoredGet(for: request, with: response, requestTime: requestTime, responseTime: responseTime)
+        }
+        guard storable, headerSize <= configuration.maximumHeaderSize,
               (declaredLength ?? 0) <= configuration.maximumEntrySize
         else {
             if let old { await remove(old, forKey: key) }
