@@ -396,4 +396,13 @@ import Testing
         #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(200, [("Content-Length", "five")])))
         #expect(!HTTPCacheRules.headResponseUpdates(get, with: makeResponse(410, [("ETag", "\"a\"")])))
     }
+
+    @Test func anyKeepable200ToHEADMayUpdateAStoredGET() {
+        #expect(shared.mayUpdateStoredGet(from: stored(200, [])))
+        #expect(shared.mayUpdateStoredGet(from: stored(200, [("X-New", "1")])))
+        #expect(!shared.mayUpdateStoredGet(from: stored(200, [("Cache-Control", "no-store")])))
+        #expect(!shared.mayUpdateStoredGet(from: stored(200, [("Cache-Control", "private")])))
+        #expect(`private`.mayUpdateStoredGet(from: stored(200, [("Cache-Control", "private")])))
+        #expect(!shared.mayUpdateStoredGet(from: stored(404, [])))
+    }
 }

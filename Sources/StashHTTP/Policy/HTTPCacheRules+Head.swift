@@ -40,6 +40,17 @@ extension HTTPCacheRules {
         }
     }
 
+    /// Whether `head`, a response to HEAD, is one a stored GET response may take fields from:
+    /// a `200` this cache could keep (no `no-store`, nor `private` in shared mode). It need not be
+    /// worth storing itself: RFC 9111 §4.3.5 updates the GET responses on any `200` to HEAD.
+    ///
+    /// - Complexity: O(n) in the number of fields.
+    func mayUpdateStoredGet(from head: StoredResponse) -> Bool {
+        guard head.status.code == 200 else { return false }
+        let cc = directives(head)
+        return !cc.contains("no-store") && !(mode.isShared && cc.contains("private"))
+    }
+
     /// Whether a `200` response to HEAD may update a stored response to GET (RFC 9111 §4.3.5),
     /// rather than mark it stale.
     ///

@@ -177,14 +177,17 @@ final class HTTPCacheEngine: @unchecked Sendable {
     /// Applies a `200` response to HEAD to the stored GET response it could have chosen
     /// (RFC 9111 §4.3.5): updates its fields and freshness like a `304` when the two agree,
     /// removes it when they contradict each other (another `ETag`, `Last-Modified` or length).
-    private func updateStoredGet(for request: HTTPRequest, with response: HTTPResponse, requestTime: Int64, responseTime: Int64) async {
+    /// - Returns: The updated GET response, or `nil` when there was none or it was removed.
+    private func updateStoredGet(
+        for request: HTTPRequest, with response: HTTPResponse, requestTime: Int64, responseTime: Int64
+    ) async -> StoredResponse? {
         let key = Self.getKey(for: request)
-        guard let storedGet = await storedVariant(forKey: key, request: request) else { return }
+        guard let storedGet = await storedVariant(forKey: key, request: request) else { return nil }
         if HTTPCacheRules.headResponseUpdates(storedGet, with: response) {
-            await freshen(storedGet, key: key, with: response, requestTime: requestTime, responseTime: responseTime)
-        } else {
-            await remove(storedGet, forKey: key)
+            return await freshen(storedGet, key: key, with: response, requestTime: requestTime, responseTime: responseTime)
         }
+        await remove(storedGet, forKey: key)
+        return nil
     }
 
     /// The most recent stored variant for `key` whose `Vary` fields match `request`.
@@ -369,11 +372,14 @@ final class HTTPCacheEngine: @unchecked Sendable {
             varyValues: HTTPCacheRules.varyValues(names: varyNames, request: request), body: [])
         let declaredLength = response.headerFields[.contentLength].flatMap { Int($0) }
         let headerSize = fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
-        let storable = rules.isStorable(head, for: request)
-        if request.method == .head, response.status.code == 200, storable {
-            await updateStoredGet(for: request, with: response, requestTime: requestTime, responseTime: responseTime)
+        if request.method == .head, rules.mayUpdateStoredGet(from: head),
+           let updated = await updateStoredGet(for: request, with: response, requestTime: requestTime, responseTime: responseTime) {
+            // The HEAD is answered as the updated GET response would be, with the stored fields the
+            // origin did not repeat, as after a 304; that GET response answers the next HEADs.
+            await Self.discard(body)
+            return serve(updated, for: request, now: clock.nanosecondsNow, outcome: .miss)
         }
-        guard storable, headerSize <= configuration.maximumHeaderSize,
+        guard rules.isStorable(head, for: request), headerSize <= configuration.maximumHeaderSize,
               (declaredLength ?? 0) <= configuration.maximumEntrySize
         else {
             if let old { await remove(old, forKey: key) }
