@@ -37,6 +37,16 @@ extension HTTPCache {
         /// The longest heuristic freshness lifetime (10 % of the time since `Last-Modified`).
         /// Defaults to 1 day, as RFC 9111 §4.2.2 leaves the cap to the cache.
         public var heuristicFreshnessLimit: Duration
+        /// How long past its expiry a stored response may still be served when the origin cannot
+        /// be reached: the connection fails or closes, or the origin times out (an error status
+        /// such as 503 does not count; `stale-if-error` covers it). RFC 9111 §4.2.4 lets a
+        /// disconnected cache serve stale; this bounds how stale. A response that forbids stale
+        /// (`must-revalidate`, `no-cache`; in shared mode `proxy-revalidate` and `s-maxage`) is
+        /// never served this way. Must not be negative. Defaults to `.zero`: an unreachable origin
+        /// is an error unless `stale-if-error` allows stale, as in URLSession and OkHttp;
+        /// stash-proxy sets one day, as Squid and Apache Traffic Server serve stale for an
+        /// unreachable origin by default.
+        public var staleIfUnreachable: Duration
         /// Whether responses carry an RFC 9211 `Cache-Status` field. Defaults to `false`.
         public var addsCacheStatus: Bool
         /// The cache's name in `Cache-Status`. Defaults to `"Stash"`.
@@ -65,6 +75,7 @@ extension HTTPCache {
             maximumHeaderSize = 64 << 10
             maximumVariantsPerURL = 16
             heuristicFreshnessLimit = .seconds(86_400)
+            staleIfUnreachable = .zero
             addsCacheStatus = false
             cacheName = "Stash"
             clock = WallClock()

@@ -39,6 +39,9 @@ struct StashProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds the origin has for its response head, and at most between two reads of its body.")
     var timeout: Int64 = 30
 
+    @Option(help: "Seconds past expiry a stored response may still be served when the origin cannot be reached (0: never).")
+    var staleIfUnreachable: Int64 = 86_400
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "warning"
 
@@ -46,6 +49,7 @@ struct StashProxyCommand: AsyncParsableCommand {
         guard OriginURL(origin) != nil else { throw ValidationError("--origin must be http://host:port, got \(origin)") }
         guard ListenAddress(listen) != nil else { throw ValidationError("--listen must be host:port, got \(listen)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard staleIfUnreachable >= 0 else { throw ValidationError("--stale-if-unreachable must not be negative") }
     }
 
     /// How stash-proxy's client reaches the origin: no redirects followed (the client sees them),
@@ -81,6 +85,7 @@ struct StashProxyCommand: AsyncParsableCommand {
         } else {
             var cacheConfiguration = HTTPCache.Configuration(mode: privateCache ? .private : .shared, directory: directory)
             cacheConfiguration.logger = logger
+            cacheConfiguration.staleIfUnreachable = .seconds(staleIfUnreachable)
             let cache = try HTTPCache(configuration: cacheConfiguration)
             responder = CachingResponder(client: CachingHTTPClient(client: client, cache: cache), timeout: .seconds(timeout))
         }

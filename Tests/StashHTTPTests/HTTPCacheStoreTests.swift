@@ -240,6 +240,37 @@ final class TemporaryFolder {
         #expect(origin.requests.last?.headerFields[.ifNoneMatch] == "\"v1\"")
     }
 
+    @Test func staleIfUnreachableServesStaleOnlyWhenTheOriginCannotBeReached() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock) { $0.staleIfUnreachable = .seconds(100) }
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=10")])
+        _ = try await cache.get(makeRequest(), origin)
+        clock.advance(by: .seconds(20))
+        origin.respond { _ in throw OriginDown() }
+        let (stale, body) = try await cache.get(makeRequest(), origin)
+        #expect(stale.outcome == .stale)
+        #expect(body == "hello")
+        // An error status is an answer, not an unreachable origin.
+        origin.respond(503, [])
+        #expect(try await cache.get(makeRequest(), origin).0.response.status.code == 503)
+        clock.advance(by: .seconds(200))
+        origin.respond { _ in throw OriginDown() }
+        await #expect(throws: OriginDown.self) { try await cache.get(makeRequest(), origin) }
+    }
+
+    @Test func staleIfUnreachableNeverServesWhatForbidsStale() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock) { $0.staleIfUnreachable = .seconds(100) }
+        for (path, cacheControl) in [("/mr", "max-age=10, must-revalidate"), ("/nc", "max-age=10, no-cache"), ("/pr", "max-age=10, proxy-revalidate"), ("/sm", "s-maxage=10")] {
+            let origin = TestOrigin(200, [("Cache-Control", cacheControl), ("ETag", "\"e\"")])
+            _ = try await cache.get(makeRequest(path), origin)
+            clock.advance(by: .seconds(20))
+            origin.respond { _ in throw OriginDown() }
+            await #expect(throws: OriginDown.self, "\(cacheControl)") { try await cache.get(makeRequest(path), origin) }
+        }
+        #expect(throws: StashError.self) { try makeCache(clock: clock) { $0.staleIfUnreachable = .seconds(-1) } }
+    }
+
     @Test func mustRevalidateRethrowsTheOriginsError() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)

@@ -10,6 +10,9 @@ struct HTTPCacheRules: Sendable {
     var mode: HTTPCacheMode
     /// The longest heuristic freshness lifetime, in seconds.
     var heuristicCap: Int64
+    /// How long past expiry, in seconds, a stored response may serve when the origin cannot be
+    /// reached (RFC 9111 §4.2.4's disconnected cache); 0 for never.
+    var staleIfUnreachable: Int64 = 0
 
     /// Statuses that may be cached heuristically (RFC 9110 §15.1).
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -157,15 +160,20 @@ struct HTTPCacheRules: Sendable {
         return .validate
     }
 
-    /// Whether a stale `response` may be served because the origin failed (RFC 5861 `stale-if-error`,
-    /// from the response or the request).
-    func mayServeStaleOnError(_ response: StoredResponse, for request: HTTPRequest, now: Int64) -> Bool {
+    /// Whether a stale `response` may be served because the origin failed: within RFC 5861
+    /// `stale-if-error` (from the response or the request), or, when the origin could not be
+    /// reached at all (`originUnreachable`: no connection, the connection closed, or a timeout,
+    /// rather than an error status), within ``staleIfUnreachable``. Never when the response
+    /// forbids serving stale (`must-revalidate`, `no-cache`; in shared mode `proxy-revalidate`
+    /// and `s-maxage`).
+    func mayServeStaleOnError(_ response: StoredResponse, for request: HTTPRequest, now: Int64, originUnreachable: Bool = false) -> Bool {
         if forbidsStale(response) { return false }
         let staleness = currentAge(response, now: now) - freshnessLifetime(response)
         if staleness <= 0 { return true }
         let window = max(
             directives(response).seconds("stale-if-error") ?? -1,
-            Self.requestCacheControl(request).seconds("stale-if-error") ?? -1)
+            Self.requestCacheControl(request).seconds("stale-if-error") ?? -1,
+            originUnreachable && staleIfUnreachable > 0 ? staleIfUnreachable : -1)
         return window >= 0 && staleness <= window * 1_000_000_000
     }
 

@@ -41,7 +41,12 @@ final class HTTPCacheEngine: @unchecked Sendable {
             throw StashError(.invalidArgument, "heuristicFreshnessLimit must not be negative (got \(configuration.heuristicFreshnessLimit))")
         }
         self.configuration = configuration
-        rules = HTTPCacheRules(mode: configuration.mode, heuristicCap: cap)
+        guard configuration.staleIfUnreachable >= .zero else {
+            throw StashError(.invalidArgument, "staleIfUnreachable must not be negative (got \(configuration.staleIfUnreachable))")
+        }
+        rules = HTTPCacheRules(
+            mode: configuration.mode, heuristicCap: cap,
+            staleIfUnreachable: configuration.staleIfUnreachable.components.seconds)
         clock = configuration.clock
         logger = configuration.logger
         memory = MemoryCache(configuration: .init(
@@ -272,7 +277,8 @@ final class HTTPCacheEngine: @unchecked Sendable {
 
     /// Validates `stored` with the origin: a 304 updates and serves it; an error (before the head,
     /// a 5xx, or a body that fails before it is answered) serves it stale when `stale-if-error`
-    /// allows; anything else replaces it.
+    /// allows, or, for an origin that could not be reached, ``HTTPCache/Configuration/staleIfUnreachable``;
+    /// anything else replaces it.
     private func validate(
         request: HTTPRequest, key: String, stored: StoredResponse, policy: HTTPCachePolicy,
         origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
@@ -285,7 +291,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
             (response, responseBody) = try await origin(outgoing, nil)
         } catch {
             let now = clock.nanosecondsNow
-            if rules.mayServeStaleOnError(stored, for: request, now: now) {
+            if rules.mayServeStaleOnError(stored, for: request, now: now, originUnreachable: true) {
                 return serve(stored, for: request, now: now, outcome: .stale)
             }
             throw error
@@ -307,7 +313,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
             // The new body failed before it was answered (cut, or stalled past the client's read
             // timeout): nothing was stored, and the old response may still serve (RFC 5861 §4).
             let now = clock.nanosecondsNow
-            if rules.mayServeStaleOnError(stored, for: request, now: now) {
+            if rules.mayServeStaleOnError(stored, for: request, now: now, originUnreachable: true) {
                 return serve(stored, for: request, now: now, outcome: .stale)
             }
             throw error
