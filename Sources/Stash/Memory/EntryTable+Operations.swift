@@ -22,6 +22,15 @@ extension EntryTable {
         return entries[Int(slot)].value
     }
 
+    /// Looks `key` up as ``value(forKey:hash:evicted:)`` does, recency included, without
+    /// counting a hit or a miss: a second look by a caller whose first one was counted.
+    @inlinable
+    func uncountedValue(forKey key: Key, hash: UInt32, evicted: inout EvictedEntries<Key, Value>) -> Value? {
+        let (counted, missed) = (hits, misses)
+        defer { (hits, misses) = (counted, missed) }
+        return value(forKey: key, hash: hash, evicted: &evicted)
+    }
+
     /// Whether `key` is present and fresh, without counting or touching recency.
     @inlinable
     func contains(_ key: Key, hash: UInt32) -> Bool {

@@ -110,6 +110,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         core.value(forKey: key)
     }
 
+    /// ``value(forKey:)`` without counting a hit or a miss in ``statistics``: for a tier in
+    /// front of which a caller has already counted its miss (`Cache` looks again under a key's
+    /// lock before reading disk).
+    func uncountedValue(forKey key: Key) -> Value? {
+        core.uncountedValue(forKey: key)
+    }
+
     /// Whether the cache holds a fresh value for `key`.
     ///
     /// Unlike ``value(forKey:)`` it does not change recency or frequency, and it

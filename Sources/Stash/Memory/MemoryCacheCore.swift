@@ -97,6 +97,14 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
         }
     }
 
+    /// `value(forKey:)` without counting: the re-check after a counted miss.
+    func uncountedValue(forKey key: Key) -> Value? {
+        let hash = EntryTable<Key, Value>.hash(key)
+        return withLockedTable { table, evicted in
+            table.uncountedValue(forKey: key, hash: hash, evicted: &evicted)
+        }
+    }
+
     @inlinable @inline(__always)
     func contains(_ key: Key) -> Bool {
         let hash = EntryTable<Key, Value>.hash(key)

@@ -58,10 +58,9 @@ extension Cache {
         // Taken before the local lookups: a local write after it stops the promotion below.
         let generation = stripes.generation(for: key)
         if let disk {
-            if let hit = try await disk.run({ [self] () throws(StashError) in try value(forKey: key) }) { return hit }
+            if let hit = try await disk.run({ [self] () throws(StashError) in try valueBelowMemory(forKey: key) }) { return hit }
         } else {
             try DiskCache<Value>.validate(key)
-            if let hit = memory?.value(forKey: key) { return hit }
         }
         guard let entry = await remoteLink.entry(forKey: key) else { return nil }
         await promote(entry, forKey: key, ifUnchangedSince: generation)

@@ -260,8 +260,9 @@ public final class Cache<Value: Sendable>: Sendable {
     func valueBelowMemory(forKey key: String) throws(StashError) -> Value? {
         guard let disk else { return nil }
         return try stripes.withLock(for: key) { () throws(StashError) -> Value? in
-            // Another thread may have promoted or written the key while this one waited.
-            if let hit = memory?.value(forKey: key) {
+            // Another thread may have promoted or written the key while this one waited. The
+            // caller has counted its memory miss already.
+            if let hit = memory?.uncountedValue(forKey: key) {
                 return hit
             }
             guard let found = try disk.valueWithMetadata(forKey: key) else { return nil }

@@ -34,6 +34,24 @@ import Testing
         }
     }
 
+    @Test func aReadCountsOneMemoryLookupWhateverTierAnswers() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            let writeDisk: (String, String) throws -> Void = { try cache.disk?.setValue($0, forKey: $1) }
+            let read: (String) throws -> String? = { try cache.value(forKey: $0) }
+            try writeDisk("from disk", "d")
+            try writeDisk("async", "a")
+            #expect(try read("d") == "from disk")
+            #expect(try read("missing") == nil)
+            #expect(try await cache.value(forKey: "a") == "async")
+            #expect(try await cache.value(forKey: "gone") == nil)
+            #expect(try read("d") == "from disk")
+            let statistics = try #require(cache.memory?.statistics)
+            #expect(statistics.misses == 4)
+            #expect(statistics.hits == 1)
+        }
+    }
+
     @Test func removalsReachBothTiers() throws {
         try withTemporaryDirectory { directory in
             let cache = try makeCache(directory)
