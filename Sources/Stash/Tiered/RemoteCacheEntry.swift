@@ -13,6 +13,7 @@ public struct RemoteCacheEntry<Value> {
     /// - Parameters:
     ///   - value: The value.
     ///   - timeToLive: The remaining time to live; `nil` for none.
+    @inlinable  // so that a remote tier's reads build entries in code specialised for their value
     public init(value: Value, timeToLive: Duration?) {
         self.value = value
         self.timeToLive = timeToLive

@@ -26,6 +26,9 @@ final class RedisConnection: Sendable {
     var isActive: Bool { channel.isActive }
 
     /// Sends one command; the future completes with its reply, or fails with a ``RedisError``.
+    ///
+    /// For the handshake in ``connect(configuration:eventLoop:)``, which runs in a future
+    /// chain; callers in a task use ``outcome(of:)``.
     func send(_ command: RedisCommand) -> EventLoopFuture<RESPValue> {
         let promise = channel.eventLoop.makePromise(of: RESPValue.self)
         enqueue(CollectionOfOne(request(CollectionOfOne(command), replies: .promise(promise))))

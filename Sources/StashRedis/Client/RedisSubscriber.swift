@@ -92,7 +92,7 @@ public final class RedisSubscriber: Sendable {
                 onMessage(payload)
             }
         }.get()
-        _ = try await connection.send(RedisCommand("SUBSCRIBE", [.string(channel)])).get()
+        _ = try await connection.outcome(of: RedisCommand("SUBSCRIBE", [.string(channel)])).get()
         let stopped: Bool = state.withLock { state in
             if !state.stopped { state.connection = connection }
             return state.stopped

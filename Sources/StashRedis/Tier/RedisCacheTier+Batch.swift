@@ -1,4 +1,4 @@
-import NIOCore
+import Foundation
 import Stash
 
 extension RedisCacheTier {
@@ -8,22 +8,13 @@ extension RedisCacheTier {
     /// - Returns: One entry per key, `nil` for a miss, in order.
     /// - Throws: ``RedisError`` as ``entry(forKey:)`` does; the first failure wins.
     /// - Complexity: One round trip per node the keys live on.
+    @inlinable
     public func entries(forKeys keys: [String]) async throws(RedisError) -> [RemoteCacheEntry<Value>?] {
-        let commands = keys.map { key in
-            let redisKey = self.redisKey(key)
-            return RedisCommand("GET", key: redisKey, [.string(redisKey)])
-        }
-        let replies = try await call { executor throws(RedisError) in
-            try await executor.send(pipeline: commands).map { result throws(RedisError) in try result.get() }
-        }
+        let storedValues = try await engine.storedValues(forKeys: keys)
         var entries: [RemoteCacheEntry<Value>?] = []
-        entries.reserveCapacity(keys.count)
-        for (key, reply) in zip(keys, replies) {
-            switch reply {
-            case .null: entries.append(nil)
-            case .bulkString(let stored): entries.append(try decode(stored, key: key))
-            default: throw RedisError(.unexpectedReply, "GET answered \(reply)")
-            }
+        entries.reserveCapacity(storedValues.count)
+        for (key, stored) in zip(keys, storedValues) {
+            if let stored { entries.append(try entry(from: stored, key: key)) } else { entries.append(nil) }
         }
         return entries
     }
@@ -35,15 +26,11 @@ extension RedisCacheTier {
     ///   - timeToLive: The expiry of each; `nil` for none.
     /// - Throws: ``RedisError`` as ``setValue(_:forKey:timeToLive:)`` does; the first failure wins.
     /// - Complexity: One round trip per node the keys live on.
+    @inlinable
     public func setValues(_ values: [(key: String, value: Value)], timeToLive: Duration?) async throws(RedisError) {
-        var commands: [RedisCommand] = []
-        commands.reserveCapacity(values.count * 2)
-        for (key, value) in values {
-            commands.append(RedisClient.setCommand(redisKey(key), try encode(value, key: key, timeToLive: timeToLive), ttl: timeToLive))
-            if configuration.publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
-        }
-        try await call { executor throws(RedisError) in
-            for result in await executor.send(pipeline: commands) { _ = try result.get() }
-        }
+        var encoded: [(key: String, bytes: Data)] = []
+        encoded.reserveCapacity(values.count)
+        for (key, value) in values { encoded.append((key, try self.encoded(value, key: key))) }
+        try await engine.store(encoded, timeToLive: timeToLive)
     }
 }

@@ -36,19 +36,22 @@ import Stash
 /// throw `.unavailable` at once for ``Configuration/openDuration``, then one probe
 /// is let through. The outage is logged once when it starts and once when it ends.
 ///
+/// **Speed.** The tier is a thin facade over a non-generic engine that does the
+/// keys, the format and the commands; only the codec runs generic code. The
+/// reads and writes are inlinable, so they are specialised for the caller's
+/// `Value`.
+///
 /// Thread-safety: safe to use from any thread or task. No call blocks a thread.
 public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// The tier's settings.
     public let configuration: Configuration
+    /// Everything but the codec: keys, format, commands, invalidations, locks and the breaker.
+    @usableFromInline let engine: RedisTierEngine
+    /// Turns values into bytes and back.
+    @usableFromInline let codec: DiskCodec<Value>
+
     /// This tier instance's identity in invalidation messages: its own messages are ignored.
-    public let instanceID: String
-    let executor: any RedisCommandExecutor
-    let codec: DiskCodec<Value>
-    let breaker: RedisCircuitBreaker
-    let wallClock: any CacheClock
-    let logger: Logger
-    let subscriber = LockedValue<RedisSubscriber?>(nil)
-    let subscriberCandidates: [RedisConfiguration]?
+    public var instanceID: String { engine.instanceID }
 
     /// Creates a tier. No I/O happens until the first call.
     ///
@@ -70,19 +73,15 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
                 clock: any CacheClock = SystemClock(),
                 wallClock: any CacheClock = WallClock(),
                 logger: Logger = Logger(label: "stash.redis.tier")) {
-        self.executor = executor
-        self.codec = codec
         self.configuration = configuration
-        self.instanceID = UUID().uuidString
-        self.breaker = RedisCircuitBreaker(failureThreshold: configuration.failureThreshold,
-                                           openDuration: configuration.openDuration, clock: clock, logger: logger)
-        self.wallClock = wallClock
-        self.logger = logger
-        self.subscriberCandidates = subscribeOn
+        self.codec = codec
+        self.engine = RedisTierEngine(
+            executor: executor, keyPrefix: configuration.keyPrefix, channel: configuration.channel,
+            publishesInvalidations: configuration.publishesInvalidations,
+            maximumValueSize: configuration.maximumValueSize, failureThreshold: configuration.failureThreshold,
+            openDuration: configuration.openDuration, subscribeOn: subscribeOn, clock: clock,
+            wallClock: wallClock, logger: logger)
     }
-
-    /// The Redis key of `key`.
-    func redisKey(_ key: String) -> String { configuration.keyPrefix + key }
 
     /// The value for `key` and its remaining time to live, or `nil` on a miss.
     ///
@@ -92,10 +91,10 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///   connection or timeout error, or `.decodingFailed` when the stored bytes
     ///   are not a value of this format and codec.
     /// - Complexity: One `GET` round trip.
+    @inlinable
     public func entry(forKey key: String) async throws(RedisError) -> RemoteCacheEntry<Value>? {
-        let redisKey = self.redisKey(key)
-        guard let stored = try await call({ executor throws(RedisError) in try await executor.get(redisKey) }) else { return nil }
-        return try decode(stored, key: key)
+        guard let stored = try await engine.storedValue(forKey: key) else { return nil }
+        return try entry(from: stored, key: key)
     }
 
     /// Stores `value` under `key` with Redis expiry `timeToLive`, then publishes an invalidation.
@@ -106,16 +105,13 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///   - value: The value.
     ///   - key: The caller's key.
     ///   - timeToLive: The expiry, rounded up to whole milliseconds; `nil` for none.
-    /// - Throws: ``RedisError``: `.encodingFailed`, `.valueTooLarge` (over
-    ///   ``Configuration/maximumValueSize`` or the server's `proto-max-bulk-len`),
-    ///   `.unavailable`, or a connection or timeout error.
+    /// - Throws: ``RedisError``: `.encodingFailed`, `.invalidArgument` for a time to live
+    ///   that is not positive, `.valueTooLarge` (over ``Configuration/maximumValueSize``
+    ///   or the server's `proto-max-bulk-len`), `.unavailable`, or a connection or timeout error.
     /// - Complexity: One round trip.
+    @inlinable
     public func setValue(_ value: Value, forKey key: String, timeToLive: Duration?) async throws(RedisError) {
-        let payload = try encode(value, key: key, timeToLive: timeToLive)
-        let redisKey = self.redisKey(key)
-        var commands = [RedisClient.setCommand(redisKey, payload, ttl: timeToLive)]
-        if configuration.publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
-        try await callPipeline(commands)
+        try await engine.store(try encoded(value, key: key), forKey: key, timeToLive: timeToLive)
     }
 
     /// Removes `key` (`UNLINK`), then publishes an invalidation.
@@ -126,10 +122,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// - Complexity: One round trip.
     @discardableResult
     public func removeValue(forKey key: String) async throws(RedisError) -> Bool {
-        let redisKey = self.redisKey(key)
-        var commands = [RedisCommand("UNLINK", key: redisKey, [.string(redisKey)])]
-        if configuration.publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
-        return try await callPipeline(commands).integer == 1
+        try await engine.removeValue(forKey: key)
     }
 
     /// Removes every key under the prefix (`SCAN` and `UNLINK` on every primary),
@@ -141,21 +134,19 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
     /// - Complexity: O(n) in the whole keyspace (SCAN visits every key), in round trips of 1000 keys.
     public func removeAll() async throws(RedisError) {
-        let pattern = Self.globEscaped(configuration.keyPrefix) + "*"
-        try await call { executor throws(RedisError) in
-            for client in try await executor.primaryClients() {
-                try await client.scan(matching: pattern) { keys throws(RedisError) in
-                    // One UNLINK per key: in a cluster, keys of one batch may live in different slots.
-                    for result in await client.send(pipeline: keys.map { RedisCommand("UNLINK", key: $0, [.string($0)]) }) {
-                        _ = try result.get()
-                    }
-                }
-            }
-        }
-        if configuration.publishesInvalidations {
-            let command = invalidationCommand(.all)
-            _ = try await call { executor throws(RedisError) in try await executor.send(command) }
-        }
+        try await engine.removeAll()
+    }
+
+    /// Subscribes to the invalidation channel on a dedicated connection and calls
+    /// `handler` for every other instance's write or removal.
+    ///
+    /// After a lost subscription is restored, `handler` gets `RemoteInvalidation.all`:
+    /// messages sent meanwhile were lost. Call once per tier; ``close()`` stops it.
+    ///
+    /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.
+    /// - Throws: ``RedisError`` when no server accepts the subscription.
+    public func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws(RedisError) {
+        try await engine.startReceivingInvalidations(handler)
     }
 
     /// Stops the invalidation subscription; the same as ``close()``.
@@ -165,59 +156,55 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
 
     /// Stops the invalidation subscription. The executor is the caller's to close.
     public func close() async {
-        let current = subscriber.withLock { subscriber in
-            defer { subscriber = nil }
-            return subscriber
-        }
-        await current?.stop()
+        await engine.close()
     }
 
-    // MARK: - Calls through the breaker
+    /// Tries once to take the fleet-wide lock on `key`, for loading it.
+    ///
+    /// Use it so that one instance of the fleet loads a missing key while the
+    /// others wait for its value or serve a stale one. Never waits for the lock.
+    ///
+    /// - Parameters:
+    ///   - key: The caller's key (not containing `{` or `}`, which would change the hash tag).
+    ///   - timeToLive: How long the lock holds if never released; longer than the load takes.
+    /// - Returns: The lock with its fencing token, or `nil` when another holder has it.
+    /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
+    /// - Complexity: One round trip.
+    public func acquireLock(forKey key: String, timeToLive: Duration) async throws(RedisError) -> RedisLock? {
+        try await engine.acquireLock(forKey: key, timeToLive: timeToLive)
+    }
 
-    /// Runs `body` if the breaker allows it, recording whether Redis was reached.
-    func call<Outcome>(_ body: (any RedisCommandExecutor) async throws(RedisError) -> Outcome) async throws(RedisError) -> Outcome {
-        guard breaker.allowsCall() else {
-            throw RedisError(.unavailable, "Redis is unreachable; the circuit breaker is open")
-        }
+    /// Releases `lock` if this holder still has it (compare and delete, in one script).
+    ///
+    /// - Parameter lock: A lock from ``acquireLock(forKey:timeToLive:)``.
+    /// - Throws: ``RedisError`` `.lockNotHeld` when the lock expired (and maybe
+    ///   was taken by another holder); `.unavailable`, or a connection or timeout error.
+    /// - Complexity: One round trip.
+    public func releaseLock(_ lock: RedisLock) async throws(RedisError) {
+        try await engine.releaseLock(lock)
+    }
+
+    // MARK: - The codec, the only generic part
+
+    /// The codec's bytes for `value`.
+    @inlinable
+    func encoded(_ value: Value, key: String) throws(RedisError) -> Data {
         do {
-            let result = try await body(executor)
-            breaker.recordSuccess()
-            return result
+            return try codec.encode(value)
         } catch {
-            let mapped = Self.mapped(error)
-            if RedisCircuitBreaker.isOutage(mapped) { breaker.recordFailure(mapped) } else { breaker.recordSuccess() }
-            throw mapped
+            throw RedisError(.encodingFailed, "the codec could not encode the value for \(key)", cause: error)
         }
     }
 
-    /// Sends `commands` in one write; returns the first command's reply.
-    @discardableResult
-    private func callPipeline(_ commands: [RedisCommand]) async throws(RedisError) -> RESPValue {
-        try await call { executor throws(RedisError) in
-            if commands.count == 1 {
-                return try await executor.send(commands[0])
-            }
-            let results = await executor.send(pipeline: commands)
-            for result in results { _ = try result.get() }
-            return try results[0].get()
+    /// The entry for a stored value whose header the engine has read.
+    @inlinable
+    func entry(from stored: RedisTierEngine.StoredValue, key: String) throws(RedisError) -> RemoteCacheEntry<Value> {
+        let value: Value
+        do {
+            value = try codec.decode(stored.bytes)
+        } catch {
+            throw RedisError(.decodingFailed, "the codec could not decode the value of \(key)", cause: error)
         }
-    }
-
-    /// Redis answers a bulk string over `proto-max-bulk-len` with this error, then closes the connection.
-    static func mapped(_ error: RedisError) -> RedisError {
-        if error.code == .serverError, error.message.contains("invalid bulk length") {
-            return RedisError(.valueTooLarge, "the value is larger than the server's proto-max-bulk-len", cause: error)
-        }
-        return error
-    }
-
-    static func globEscaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if "*?[]\\".contains(character) { escaped.append("\\") }
-            escaped.append(character)
-        }
-        return escaped
+        return RemoteCacheEntry(value: value, timeToLive: stored.timeToLive)
     }
 }
-

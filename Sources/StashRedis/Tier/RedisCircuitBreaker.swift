@@ -40,14 +40,15 @@ final class RedisCircuitBreaker: Sendable {
     var phase: Phase { state.withLock { $0.phase } }
 
     /// Whether a call may go to Redis now; when `false`, fail it with `.unavailable`.
+    ///
+    /// Reads the clock only while open: a closed breaker (the usual case) costs one lock.
     func allowsCall() -> Bool {
-        let now = clock.nanosecondsNow
-        return state.withLock { state in
+        state.withLock { state in
             switch state.phase {
             case .closed:
                 return true
             case .open:
-                guard now - state.openedAt >= openDuration.nanosecondsClampedForBreaker else { return false }
+                guard clock.nanosecondsNow - state.openedAt >= openDuration.nanosecondsClampedForBreaker else { return false }
                 state.phase = .halfOpen
                 state.probeInFlight = true
                 return true
@@ -61,13 +62,12 @@ final class RedisCircuitBreaker: Sendable {
 
     /// Records a call that reached Redis and got an answer (any answer, error replies included).
     func recordSuccess() {
-        let now = clock.nanosecondsNow
         let outage: Int64? = state.withLock { state in
             state.consecutiveFailures = 0
             state.probeInFlight = false
             guard state.phase != .closed else { return nil }
             state.phase = .closed
-            return now - state.outageStartedAt
+            return clock.nanosecondsNow - state.outageStartedAt
         }
         if let outage {
             logger.info("Redis is reachable again; the circuit breaker closed",

@@ -90,7 +90,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
         server.kill()
         let atKill = burst.progress.count
         await fulfillment(of: [burst.progress.expectation(reaching: atKill + 600)], timeout: 60)
-        XCTAssertEqual(tier.breaker.phase, .open, "the breaker stops paying timeouts")
+        XCTAssertEqual(tier.engine.breaker.phase, .open, "the breaker stops paying timeouts")
 
         // Redis comes back with its append-only file: the values it acknowledged
         // before the kill, older than what the cache wrote since. From here the
@@ -115,7 +115,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
         }
         // Redis no longer holds a copy older than the cache's: each key is gone or current.
         try RedisClusterProcesses.waitUntil("the stale keys are removed from Redis") { cache.remoteLink?.hasStaleKeys == false }
-        XCTAssertEqual(tier.breaker.phase, .closed)
+        XCTAssertEqual(tier.engine.breaker.phase, .closed)
         for (key, version) in burst.lastWritten.withLock({ $0 }) {
             let shared = try await tier.entry(forKey: key)?.value
             XCTAssertTrue(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")

@@ -34,7 +34,7 @@ final class RedisCacheTierFaultTests: XCTestCase {
             }
         }
         XCTAssertEqual(failures.count, 50, "no write succeeds while Redis is down")
-        XCTAssertEqual(tier.breaker.phase, .open)
+        XCTAssertEqual(tier.engine.breaker.phase, .open)
         XCTAssertTrue(failures.suffix(47).allSatisfy { $0 == .unavailable }, "after the threshold, calls fail fast: \(failures)")
         XCTAssertEqual(logs.count(atLeast: .error), 1, "the outage is logged once, not per call")
 
@@ -50,7 +50,7 @@ final class RedisCacheTierFaultTests: XCTestCase {
         // The restarted server lost everything (no persistence): a miss, not an error.
         let afterRestart = try await tier.entry(forKey: "k1")
         XCTAssertNil(afterRestart)
-        XCTAssertEqual(tier.breaker.phase, .closed)
+        XCTAssertEqual(tier.engine.breaker.phase, .closed)
         for index in 50..<100 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
         let reloaded = try await tier.entry(forKey: "k99")
         XCTAssertEqual(reloaded?.value, "v99")

@@ -70,6 +70,54 @@ final class RedisCacheTierTests: XCTestCase {
         XCTAssertNotNil(entries[2]?.timeToLive)
     }
 
+    func testABatchOfValuesOfDifferentSizesComesBackIntact() async throws {
+        let tier = makeTier()
+        // The payloads of a batch share one buffer: each must come back whole and alone.
+        let values = ["", "a", String(repeating: "x", count: 100), String(repeating: "é", count: 3000), "last"]
+        let keys = values.indices.map { "size\($0)" }
+        try await tier.setValues(Array(zip(keys, values)), timeToLive: nil)
+        let entries = try await tier.entries(forKeys: keys)
+        XCTAssertEqual(entries.map { $0?.value }, values)
+        XCTAssertTrue(entries.allSatisfy { $0 != nil && $0?.timeToLive == nil }, "no expiry was asked for")
+        let single = try await tier.entries(forKeys: ["size3"])
+        XCTAssertEqual(single.map { $0?.value }, [values[3]])
+        let none = try await tier.entries(forKeys: [])
+        XCTAssertEqual(none.count, 0)
+        try await tier.setValues([], timeToLive: .seconds(1))  // nothing to send
+    }
+
+    func testABatchWithATimeToLiveThatIsNotPositiveWritesNothing() async throws {
+        let tier = makeTier()
+        do {
+            try await tier.setValues([("z1", "a"), ("z2", "b")], timeToLive: .zero)
+            XCTFail("a time to live of zero is refused")
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
+        }
+        let entries = try await tier.entries(forKeys: ["z1", "z2"])
+        XCTAssertEqual(entries.map { $0?.value }, [nil, nil])
+    }
+
+    func testTheStoredFormatIsAHeaderThenTheCodecsBytes() async throws {
+        // Every process of a fleet reads what the others wrote: the layout is fixed.
+        let wall = ManualClock(start: 1_700_000_000_000_000_000)
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        clients.append(client)
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fmt:"), wallClock: wall)
+        try await tier.setValue("one", forKey: "a", timeToLive: .seconds(30))
+        try await tier.setValues([("b", "two"), ("c", "three")], timeToLive: nil)
+        func stored(_ key: String) async throws -> [UInt8] {
+            let buffer = try await client.get("fmt:" + key)
+            return try XCTUnwrap(buffer.map { Array($0.readableBytesView) })
+        }
+        let expiresAt = UInt64(1_700_000_030_000)  // Unix milliseconds, big-endian
+        let expiryBytes = (0..<8).map { UInt8(truncatingIfNeeded: expiresAt >> (56 - 8 * UInt64($0))) }
+        let storedA = try await stored("a"), storedB = try await stored("b"), storedC = try await stored("c")
+        XCTAssertEqual(storedA, [0xC5, 1] + expiryBytes + Array("one".utf8))
+        XCTAssertEqual(storedB, [0xC5, 1] + Array(repeating: 0, count: 8) + Array("two".utf8))
+        XCTAssertEqual(storedC, [0xC5, 1] + Array(repeating: 0, count: 8) + Array("three".utf8))
+    }
+
     func testForeignBytesAreADecodingError() async throws {
         let tier = makeTier()
         try server.cli(["SET", "app:foreign", "not ours"])
@@ -180,11 +228,11 @@ final class RedisCacheTierTests: XCTestCase {
     func testInvalidationMessagesParse() {
         let tier = makeTier()
         var message = ByteBuffer()
-        RESPEncoder.write(tier.invalidationCommand(.key("a|b\nc")), into: &message)
-        XCTAssertEqual(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "kOTHER\na|b\nc"), ownID: tier.instanceID), .key("a|b\nc"))
-        XCTAssertNil(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "k\(tier.instanceID)\nx"), ownID: tier.instanceID))
-        XCTAssertEqual(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "aOTHER\n"), ownID: tier.instanceID), .all)
-        XCTAssertNil(RedisCacheTier<String>.parseInvalidation(ByteBuffer(string: "garbage"), ownID: "x"))
-        XCTAssertNil(RedisCacheTier<String>.parseInvalidation(ByteBuffer(), ownID: "x"))
+        RESPEncoder.write(tier.engine.invalidationCommand(.key("a|b\nc")), into: &message)
+        XCTAssertEqual(RedisTierEngine.parseInvalidation(ByteBuffer(string: "kOTHER\na|b\nc"), ownID: tier.instanceID), .key("a|b\nc"))
+        XCTAssertNil(RedisTierEngine.parseInvalidation(ByteBuffer(string: "k\(tier.instanceID)\nx"), ownID: tier.instanceID))
+        XCTAssertEqual(RedisTierEngine.parseInvalidation(ByteBuffer(string: "aOTHER\n"), ownID: tier.instanceID), .all)
+        XCTAssertNil(RedisTierEngine.parseInvalidation(ByteBuffer(string: "garbage"), ownID: "x"))
+        XCTAssertNil(RedisTierEngine.parseInvalidation(ByteBuffer(), ownID: "x"))
     }
 }

@@ -12,20 +12,9 @@ private let releaseLockScript = RedisScript("""
     return 0
     """)
 
-extension RedisCacheTier {
-
-    /// Tries once to take the fleet-wide lock on `key`, for loading it.
-    ///
-    /// Use it so that one instance of the fleet loads a missing key while the
-    /// others wait for its value or serve a stale one. Never waits for the lock.
-    ///
-    /// - Parameters:
-    ///   - key: The caller's key (not containing `{` or `}`, which would change the hash tag).
-    ///   - timeToLive: How long the lock holds if never released; longer than the load takes.
-    /// - Returns: The lock with its fencing token, or `nil` when another holder has it.
-    /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
-    /// - Complexity: One round trip.
-    public func acquireLock(forKey key: String, timeToLive: Duration) async throws(RedisError) -> RedisLock? {
+extension RedisTierEngine {
+    /// Tries once to take the fleet-wide lock on `key` (see ``RedisCacheTier/acquireLock(forKey:timeToLive:)``).
+    func acquireLock(forKey key: String, timeToLive: Duration) async throws(RedisError) -> RedisLock? {
         let tag = "{" + redisKey(key) + "}"
         let lockKey = tag + ":lock"
         let reply = try await call { executor throws(RedisError) in
@@ -39,13 +28,8 @@ extension RedisCacheTier {
         }
     }
 
-    /// Releases `lock` if this holder still has it (compare and delete, in one script).
-    ///
-    /// - Parameter lock: A lock from ``acquireLock(forKey:timeToLive:)``.
-    /// - Throws: ``RedisError`` `.lockNotHeld` when the lock expired (and maybe
-    ///   was taken by another holder); `.unavailable`, or a connection or timeout error.
-    /// - Complexity: One round trip.
-    public func releaseLock(_ lock: RedisLock) async throws(RedisError) {
+    /// Releases `lock` if this holder still has it (see ``RedisCacheTier/releaseLock(_:)``).
+    func releaseLock(_ lock: RedisLock) async throws(RedisError) {
         let reply = try await call { executor throws(RedisError) in
             try await executor.run(releaseLockScript, keys: [lock.lockKey], arguments: [.integer(lock.fencingToken)])
         }

@@ -1,7 +1,7 @@
 import NIOCore
 import Stash
 
-extension RedisCacheTier {
+extension RedisTierEngine {
     /// `PUBLISH` of an invalidation: `k` or `a`, this instance's id, a newline, then the key.
     func invalidationCommand(_ invalidation: RemoteInvalidation) -> RedisCommand {
         var message = ByteBuffer()
@@ -16,7 +16,7 @@ extension RedisCacheTier {
             message.writeString(instanceID)
             message.writeStaticString("\n")
         }
-        return RedisCommand("PUBLISH", [.string(configuration.channel), .bytes(message)])
+        return RedisCommand("PUBLISH", [.string(channel), .bytes(message)])
     }
 
     /// The invalidation in `message`, or `nil` for this instance's own messages and foreign payloads.
@@ -35,14 +35,9 @@ extension RedisCacheTier {
     }
 
     /// Subscribes to the invalidation channel on a dedicated connection and calls
-    /// `handler` for every other instance's write or removal.
-    ///
-    /// After a lost subscription is restored, `handler` gets `RemoteInvalidation.all`:
-    /// messages sent meanwhile were lost. Call once per tier; ``close()`` stops it.
-    ///
-    /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.
-    /// - Throws: ``RedisError`` when no server accepts the subscription.
-    public func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws(RedisError) {
+    /// `handler` for every other instance's write or removal (see
+    /// ``RedisCacheTier/startReceivingInvalidations(_:)``), replacing an earlier subscription.
+    func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws(RedisError) {
         let candidates: [RedisConfiguration]
         if let subscriberCandidates {
             candidates = subscriberCandidates
@@ -53,7 +48,7 @@ extension RedisCacheTier {
         }
         let ownID = instanceID
         let newSubscriber = RedisSubscriber(
-            candidates: candidates, channel: configuration.channel, logger: logger,
+            candidates: candidates, channel: channel, logger: logger,
             onMessage: { message in
                 if let invalidation = Self.parseInvalidation(message, ownID: ownID) { handler(invalidation) }
             },

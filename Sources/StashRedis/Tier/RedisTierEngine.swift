@@ -1,0 +1,218 @@
+import Foundation
+import Logging
+import NIOCore
+import Stash
+
+/// The work of a ``RedisCacheTier``, on bytes: namespaced keys, the stored
+/// format, the commands, invalidations, locks, and the circuit breaker.
+///
+/// Not generic, so that it is compiled once, specialised, in this module; the
+/// generic ``RedisCacheTier`` facade only runs its codec around these calls
+/// (and is inlinable, so a caller's `RedisCacheTier<Data>` is specialised too).
+/// A pipeline of keys costs one wall-clock read, one payload buffer and one
+/// array of commands, whatever the number of keys.
+///
+/// Thread-safety: immutable but for the subscriber, which is behind a lock.
+@usableFromInline
+final class RedisTierEngine: Sendable {
+    let executor: any RedisCommandExecutor
+    let keyPrefix: String
+    /// The pub/sub channel of invalidations.
+    let channel: String
+    let publishesInvalidations: Bool
+    let maximumValueSize: Int
+    /// This instance's identity in invalidation messages.
+    let instanceID: String
+    let breaker: RedisCircuitBreaker
+    let wallClock: any CacheClock
+    let logger: Logger
+    let subscriber = LockedValue<RedisSubscriber?>(nil)
+    let subscriberCandidates: [RedisConfiguration]?
+
+    init(executor: any RedisCommandExecutor, keyPrefix: String, channel: String, publishesInvalidations: Bool,
+         maximumValueSize: Int, failureThreshold: Int, openDuration: Duration,
+         subscribeOn: [RedisConfiguration]?, clock: any CacheClock, wallClock: any CacheClock, logger: Logger) {
+        self.executor = executor
+        self.keyPrefix = keyPrefix
+        self.channel = channel
+        self.publishesInvalidations = publishesInvalidations
+        self.maximumValueSize = maximumValueSize
+        self.instanceID = UUID().uuidString
+        self.breaker = RedisCircuitBreaker(failureThreshold: failureThreshold, openDuration: openDuration,
+                                           clock: clock, logger: logger)
+        self.wallClock = wallClock
+        self.logger = logger
+        self.subscriberCandidates = subscribeOn
+    }
+
+    /// The Redis key of `key`.
+    func redisKey(_ key: String) -> String { keyPrefix + key }
+
+    // MARK: - Reads and writes
+
+    /// The stored bytes and remaining time to live for `key`, or `nil` on a miss.
+    @usableFromInline
+    func storedValue(forKey key: String) async throws(RedisError) -> StoredValue? {
+        let redisKey = self.redisKey(key)
+        guard let stored = try await call({ executor throws(RedisError) in try await executor.get(redisKey) }) else { return nil }
+        return try decodeHeader(stored, key: key, nowMilliseconds: wallMilliseconds())
+    }
+
+    /// ``storedValue(forKey:)`` for several keys, in one write (pipelined `GET`s); the first failure wins.
+    @usableFromInline
+    func storedValues(forKeys keys: [String]) async throws(RedisError) -> [StoredValue?] {
+        let commands = keys.map { key in
+            let redisKey = self.redisKey(key)
+            return RedisCommand("GET", key: redisKey, [.string(redisKey)])
+        }
+        let results = try await call { executor throws(RedisError) in
+            let results = await executor.send(pipeline: commands)
+            for result in results { if case .failure(let error) = result { throw error } }
+            return results
+        }
+        let now = wallMilliseconds()
+        var values: [StoredValue?] = []
+        values.reserveCapacity(keys.count)
+        for (key, result) in zip(keys, results) {
+            switch result {
+            case .success(.null): values.append(nil)
+            case .success(.bulkString(let stored)): values.append(try decodeHeader(stored, key: key, nowMilliseconds: now))
+            case .success(let reply): throw RedisError(.unexpectedReply, "GET answered \(reply)")
+            case .failure(let error): throw error  // checked above
+            }
+        }
+        return values
+    }
+
+    /// Stores `encoded` (a codec's bytes) under `key` with Redis expiry `timeToLive`,
+    /// then publishes an invalidation; the `SET` and the `PUBLISH` go in one write.
+    @usableFromInline
+    func store(_ encoded: Data, forKey key: String, timeToLive: Duration?) async throws(RedisError) {
+        let expiry = try Expiry(timeToLive, key: key, wallClock: wallClock)
+        var payload = ByteBufferAllocator().buffer(capacity: try payloadSize(of: encoded, key: key))
+        writePayload(encoded, expiry: expiry, into: &payload)
+        var commands = [setCommand(key, payload, expiry: expiry)]
+        if publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
+        try await callPipeline(commands)
+    }
+
+    /// Stores several codecs' bytes with one expiry, in one write (pipelined
+    /// `SET`s and their invalidations); the first failure wins.
+    @usableFromInline
+    func store(_ encoded: [(key: String, bytes: Data)], timeToLive: Duration?) async throws(RedisError) {
+        guard let first = encoded.first else { return }
+        let expiry = try Expiry(timeToLive, key: first.key, wallClock: wallClock)
+        // Every payload in one buffer, each sent as a slice of it: one allocation per pipeline.
+        var capacity = 0
+        for (key, bytes) in encoded { capacity += try payloadSize(of: bytes, key: key) }
+        var payloads = ByteBufferAllocator().buffer(capacity: capacity)
+        for (_, bytes) in encoded { writePayload(bytes, expiry: expiry, into: &payloads) }
+        var commands: [RedisCommand] = []
+        commands.reserveCapacity(publishesInvalidations ? encoded.count * 2 : encoded.count)
+        var offset = payloads.readerIndex
+        for (key, bytes) in encoded {
+            let length = Self.headerSize + bytes.count
+            commands.append(setCommand(key, payloads.getSlice(at: offset, length: length)!, expiry: expiry))
+            offset += length
+            if publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
+        }
+        try await call { executor throws(RedisError) in
+            for result in await executor.send(pipeline: commands) { if case .failure(let error) = result { throw error } }
+        }
+    }
+
+    /// `SET` of `payload` under `key`'s Redis key, with `PX` when `expiry` has a time to live.
+    private func setCommand(_ key: String, _ payload: ByteBuffer, expiry: Expiry) -> RedisCommand {
+        let redisKey = self.redisKey(key)
+        if let milliseconds = expiry.timeToLiveMilliseconds {
+            return RedisCommand("SET", key: redisKey, [.string(redisKey), .bytes(payload), "PX", .integer(milliseconds)])
+        }
+        return RedisCommand("SET", key: redisKey, [.string(redisKey), .bytes(payload)])
+    }
+
+    /// Removes `key` (`UNLINK`), then publishes an invalidation; whether Redis held it.
+    @usableFromInline
+    func removeValue(forKey key: String) async throws(RedisError) -> Bool {
+        let redisKey = self.redisKey(key)
+        var commands = [RedisCommand("UNLINK", key: redisKey, [.string(redisKey)])]
+        if publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
+        return try await callPipeline(commands).integer == 1
+    }
+
+    /// Removes every key under the prefix (`SCAN` and `UNLINK` on every primary),
+    /// then publishes an invalidation of everything.
+    func removeAll() async throws(RedisError) {
+        let pattern = Self.globEscaped(keyPrefix) + "*"
+        try await call { executor throws(RedisError) in
+            for client in try await executor.primaryClients() {
+                try await client.scan(matching: pattern) { keys throws(RedisError) in
+                    // One UNLINK per key: in a cluster, keys of one batch may live in different slots.
+                    for result in await client.send(pipeline: keys.map { RedisCommand("UNLINK", key: $0, [.string($0)]) }) {
+                        _ = try result.get()
+                    }
+                }
+            }
+        }
+        if publishesInvalidations {
+            let command = invalidationCommand(.all)
+            _ = try await call { executor throws(RedisError) in try await executor.send(command) }
+        }
+    }
+
+    /// Stops the invalidation subscription.
+    func close() async {
+        let current = subscriber.withLock { subscriber in
+            defer { subscriber = nil }
+            return subscriber
+        }
+        await current?.stop()
+    }
+
+    // MARK: - Calls through the breaker
+
+    /// Runs `body` if the breaker allows it, recording whether Redis was reached.
+    func call<Outcome>(_ body: (any RedisCommandExecutor) async throws(RedisError) -> Outcome) async throws(RedisError) -> Outcome {
+        guard breaker.allowsCall() else {
+            throw RedisError(.unavailable, "Redis is unreachable; the circuit breaker is open")
+        }
+        do {
+            let result = try await body(executor)
+            breaker.recordSuccess()
+            return result
+        } catch {
+            let mapped = Self.mapped(error)
+            if RedisCircuitBreaker.isOutage(mapped) { breaker.recordFailure(mapped) } else { breaker.recordSuccess() }
+            throw mapped
+        }
+    }
+
+    /// Sends `commands` in one write; returns the first command's reply.
+    @discardableResult
+    private func callPipeline(_ commands: [RedisCommand]) async throws(RedisError) -> RESPValue {
+        try await call { executor throws(RedisError) in
+            if commands.count == 1 {
+                return try await executor.send(commands[0])
+            }
+            let results = await executor.send(pipeline: commands)
+            for result in results { _ = try result.get() }
+            return try results[0].get()
+        }
+    }
+
+    /// Redis answers a bulk string over `proto-max-bulk-len` with this error, then closes the connection.
+    static func mapped(_ error: RedisError) -> RedisError {
+        if error.code == .serverError, error.message.contains("invalid bulk length") {
+            return RedisError(.valueTooLarge, "the value is larger than the server's proto-max-bulk-len", cause: error)
+        }
+        return error
+    }
+
+    static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}
