@@ -84,9 +84,13 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         let timeout = stale == nil ? options.hardTimeout : Self.earlier(options.softTimeout, options.hardTimeout)
         do {
-            return try await coordinator.value(forKey: key, timeout: timeout) { [self] in
-                if !reloads, let value = target.freshValue(forKey: key) { return value }
-                return try await runLoad(key, options: options, target: target) { try await loader(key) }
+            // The load closure is made only by the caller that starts the load:
+            // the others, most of a stampede, join without allocating one.
+            return try await coordinator.value(forKey: key, timeout: timeout) {
+                { [self] in
+                    if !reloads, let value = target.freshValue(forKey: key) { return value }
+                    return try await runLoad(key, options: options, target: target) { try await loader(key) }
+                }
             }
         } catch let error where Self.allowsStale(error) {
             return try staleOr(stale, error)
