@@ -299,14 +299,16 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
+    /// `key`'s cached error, unless it expired (then it is forgotten).
+    /// Reads the clock only when there is one: every caller of a stampede
+    /// passes here.
     func cachedError(forKey key: Key) -> (any Error)? {
-        let now = clock.nanosecondsNow
-        return state.withLock { state -> (any Error)? in
-            guard let cached = state.cachedErrors[key] else { return nil }
-            if cached.until > now { return cached.error }
-            state.cachedErrors.removeValue(forKey: key)
-            return nil
+        guard let cached = state.withLock({ $0.cachedErrors[key] }) else { return nil }
+        if cached.until > clock.nanosecondsNow { return cached.error }
+        state.withLock { state in
+            if state.cachedErrors[key]?.until == cached.until { state.cachedErrors.removeValue(forKey: key) }
         }
+        return nil
     }
 
     /// `stale`, counted as served, or `error` thrown when there is none.
