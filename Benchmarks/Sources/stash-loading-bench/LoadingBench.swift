@@ -5,7 +5,8 @@
 // - 1,000 tasks asking at once for one missing key whose loader takes a fixed time, from the
 //   first call to the last answer, against the loader's own time (target: at most 2×).
 //
-// usage: stash-loading-bench [--rounds N] [--quick]
+// usage: stash-loading-bench [--rounds N] [--quick] [--only hits|stampede] [--loader-ms N]
+//   --only: run one of the two parts; --loader-ms: one stampede loader time instead of 1, 10 and 50 ms.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -38,10 +39,22 @@ struct LoadingBench {
         let arguments = CommandLine.arguments
         let quick = arguments.contains("--quick")
         let rounds = value(after: "--rounds", in: arguments).flatMap { Int($0) } ?? (quick ? 5 : 11)
+        let only = value(after: "--only", in: arguments)
+        if arguments.contains("--help") || (only != nil && only != "hits" && only != "stampede") {
+            print("usage: stash-loading-bench [--rounds N] [--quick] [--only hits|stampede] [--loader-ms N]")
+            return
+        }
+        if only != "stampede" { try await measureHits(rounds: rounds, quick: quick) }
+        if only != "hits" {
+            let sleeps = value(after: "--loader-ms", in: arguments).flatMap { Int($0) }.map { [$0] } ?? [1, 10, 50]
+            try await measureStampedes(rounds: rounds, loaderMilliseconds: sleeps)
+        }
+    }
+
+    nonisolated static func measureHits(rounds: Int, quick: Bool) async throws {
         let keyCount = 1_000
         let lookups = quick ? 200_000 : 1_000_000
         let source = Source(base: 7)
-
         // Hits: the same entries, read through both APIs, in an async context both times. Four
         // loaders: a closure capturing an object (the usual case, and the target's figure), one
         // capturing nothing, one capturing two values (its context must be allocated at each
@@ -121,13 +134,15 @@ struct LoadingBench {
         let tieredRatio = median(tieredTimes[1]) / median(tieredTimes[0])
         print("Cache hit, value(forKey:)                   \(range(tieredTimes[0])) ns")
         print("Cache hit, orLoad, loader capturing one object \(range(tieredTimes[1])) ns  ratio \(format2(tieredRatio))×  target ≤ 1.20×  \(tieredRatio <= 1.2 ? "PASS" : "FAIL")")
+    }
 
+    nonisolated static func measureStampedes(rounds: Int, loaderMilliseconds sleeps: [Int]) async throws {
         // Stampedes: 1,000 callers, one key, a loader of fixed time; beside two floors built from
         // the same task group: the same 1,000 tasks, each returning at once (what creating and
         // joining them costs), and a bare single flight (the first task runs the loader, the rest
         // wait on a continuation each, all resumed when it ends: no cache, no options, no timers).
         let callers = 1_000
-        for loaderMilliseconds in [1, 10, 50] {
+        for loaderMilliseconds in sleeps {
             var totals: [Double] = []
             var loaderTimes: [Double] = []
             var bare: [Double] = []

@@ -15,20 +15,50 @@
 ///
 /// Thread-safe. Every method takes one lock briefly and never blocks for a load.
 final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    /// How a waiter is answered: a continuation for one key, or a bulk
-    /// caller's collector for each of its keys.
+    /// How a bulk caller is answered for one of its keys.
     typealias Answer = @Sendable (Result<Value, any Error>) -> Void
 
-    private struct Waiter {
-        var answer: Answer
+    /// One caller waiting for one key's load. A class, so that the caller's
+    /// cancellation handler finds it by identity: no waiter ID to take under
+    /// the lock before joining.
+    private final class Waiter: @unchecked Sendable {
+        // @unchecked Sendable: `continuation` and `timer` are written only
+        // under the coordinator's lock while the waiter is in a flight; they
+        // are read by whoever removed the waiter from its flight under that
+        // lock, after which nobody writes them.
+        /// A single-key caller's continuation, set when it joins the flight.
+        var continuation: UnsafeContinuation<Value, any Error>?
+        /// A bulk caller's collector for this key.
+        let bulkAnswer: Answer?
         /// Answers the waiter with a timeout error; cancelled when it is answered otherwise.
         var timer: Task<Void, Never>?
+
+        init(bulkAnswer: Answer? = nil) {
+            self.bulkAnswer = bulkAnswer
+        }
+
+        /// Answers the caller once; call only after removing the waiter from its flight.
+        func answer(_ result: Result<Value, any Error>) {
+            timer?.cancel()
+            if let continuation {
+                continuation.resume(with: result)
+            } else {
+                bulkAnswer?(result)
+            }
+        }
     }
 
     private struct Flight {
         let id: UInt64
-        var waiters: [UInt64: Waiter] = [:]
+        /// In joining order; a leaving waiter is found by identity.
+        var waiters: [Waiter] = []
         var task: Task<Void, Never>?
+
+        /// Removes `waiter`; `nil` if it is not in this flight.
+        mutating func remove(_ waiter: Waiter) -> Waiter? {
+            guard let index = waiters.lastIndex(where: { $0 === waiter }) else { return nil }
+            return waiters.remove(at: index)
+        }
     }
 
     private enum JoinAction { case fail, start(UInt64), join }
@@ -69,25 +99,36 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
         timeout: Duration? = nil,
         load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
+        try await value(forKey: key, timeout: timeout, makeLoad: { load })
+    }
+
+    /// The value loaded for `key`, as ``value(forKey:timeout:load:)``, with
+    /// the load made by `makeLoad` only when this caller starts one: a caller
+    /// that joins a load under way allocates no closure for a load it never runs.
+    func value(
+        forKey key: Key,
+        timeout: Duration? = nil,
+        makeLoad: () -> @Sendable () async throws -> Value
+    ) async throws -> Value {
         let token = LoadToken(coordinator: ObjectIdentifier(self), key: key)
         if LoadScope.active.contains(token) {
             throw StashError(.recursiveLoad, "the loader of a key asked the cache for that same key")
         }
         let deadline = timeout.map { clock.nanosecondsNow.addingClamped($0.nanosecondsClamped) }
-        let waiterID = state.withLock { $0.makeID() }
+        let waiter = Waiter()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let answer: Answer = { continuation.resume(with: $0) }
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Value, any Error>) in
                 // Checked under the lock: a cancellation after the check runs the
                 // handler below, which takes the lock too and so finds this waiter.
                 let action = state.withLock { state -> JoinAction in
                     if Task.isCancelled { return .fail }
+                    waiter.continuation = continuation
                     if state.flights[key] != nil {
-                        state.flights[key]!.waiters[waiterID] = Waiter(answer: answer)
+                        state.flights[key]!.waiters.append(waiter)
                         return .join
                     }
                     let id = state.makeID()
-                    state.flights[key] = Flight(id: id, waiters: [waiterID: Waiter(answer: answer)])
+                    state.flights[key] = Flight(id: id, waiters: [waiter])
                     return .start(id)
                 }
                 switch action {
@@ -95,16 +136,17 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
                     continuation.resume(throwing: CancellationError())
                     return
                 case .start(let id):
+                    let load = makeLoad()
                     start([key: id], tokens: [token]) { [key: try await load()] }
                 case .join:
                     break
                 }
                 if let deadline {
-                    armTimer(key, waiter: waiterID, deadline: deadline)
+                    armTimer(key, waiter: waiter, deadline: deadline)
                 }
             }
         } onCancel: {
-            leave(key, waiter: waiterID, with: CancellationError(), cancelsLoadIfLast: true)
+            leave(key, waiter: waiter, with: CancellationError(), cancelsLoadIfLast: true)
         }
     }
 
@@ -128,21 +170,21 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
         if !LoadScope.active.isDisjoint(with: tokens) {
             throw StashError(.recursiveLoad, "the loader of a key asked the cache for that same key")
         }
-        let waiterIDs = state.withLock { state in keys.map { _ in state.makeID() } }
+        let collector = BulkCollector<Key, Value>(expected: keys.count)
+        let waiters = keys.map { key in Waiter(bulkAnswer: { collector.receive($0, forKey: key) }) }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<[Key: Result<Value, any Error>], any Error>) in
-                let collector = BulkCollector<Key, Value>(expected: keys.count, continuation: continuation)
+                collector.attach(continuation)
                 let started = state.withLock { state -> [Key: UInt64]? in
                     if Task.isCancelled { return nil }
                     var started: [Key: UInt64] = [:]
-                    for (key, waiterID) in zip(keys, waiterIDs) {
-                        let waiter = Waiter(answer: { collector.receive($0, forKey: key) })
+                    for (key, waiter) in zip(keys, waiters) {
                         if state.flights[key] != nil {
-                            state.flights[key]!.waiters[waiterID] = waiter
+                            state.flights[key]!.waiters.append(waiter)
                         } else {
                             let id = state.makeID()
-                            state.flights[key] = Flight(id: id, waiters: [waiterID: waiter])
+                            state.flights[key] = Flight(id: id, waiters: [waiter])
                             started[key] = id
                         }
                     }
@@ -160,8 +202,8 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
                 }
             }
         } onCancel: {
-            for (key, waiterID) in zip(keys, waiterIDs) {
-                leave(key, waiter: waiterID, with: CancellationError(), cancelsLoadIfLast: true)
+            for (key, waiter) in zip(keys, waiters) {
+                leave(key, waiter: waiter, with: CancellationError(), cancelsLoadIfLast: true)
             }
         }
     }
@@ -235,15 +277,14 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
     private func finish(_ key: Key, flight id: UInt64, with result: Result<Value, any Error>) {
         let waiters = state.withLock { state -> [Waiter] in
             guard state.flights[key]?.id == id else { return [] }
-            return Array(state.flights.removeValue(forKey: key)!.waiters.values)
+            return state.flights.removeValue(forKey: key)!.waiters
         }
         for waiter in waiters {
-            waiter.timer?.cancel()
             waiter.answer(result)
         }
     }
 
-    private func armTimer(_ key: Key, waiter waiterID: UInt64, deadline: Int64) {
+    private func armTimer(_ key: Key, waiter: Waiter, deadline: Int64) {
         let timer = Task { [clock] in
             do {
                 try await clock.sleep(until: deadline)
@@ -251,12 +292,12 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
                 return  // cancelled: the waiter was answered
             }
             leave(
-                key, waiter: waiterID, with: StashError(.timedOut, "the load did not finish within its timeout"),
+                key, waiter: waiter, with: StashError(.timedOut, "the load did not finish within its timeout"),
                 cancelsLoadIfLast: false)
         }
         let isAnswered = state.withLock { state -> Bool in
-            guard state.flights[key]?.waiters[waiterID] != nil else { return true }
-            state.flights[key]!.waiters[waiterID]!.timer = timer
+            guard state.flights[key]?.waiters.contains(where: { $0 === waiter }) == true else { return true }
+            waiter.timer = timer
             return false
         }
         if isAnswered { timer.cancel() }
@@ -266,15 +307,14 @@ final class LoadCoordinator<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// `cancelsLoadIfLast`, also forgets the flight and cancels its load, so
     /// that the next caller starts afresh. A load shared by several keys (a
     /// bulk load) is cancelled only when none of its keys has a waiter left.
-    private func leave(_ key: Key, waiter waiterID: UInt64, with error: any Error, cancelsLoadIfLast: Bool) {
+    private func leave(_ key: Key, waiter: Waiter, with error: any Error, cancelsLoadIfLast: Bool) {
         let (waiter, abandoned) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
-            guard let waiter = state.flights[key]?.waiters.removeValue(forKey: waiterID) else { return (nil, nil) }
+            guard let waiter = state.flights[key]?.remove(waiter) else { return (nil, nil) }
             guard cancelsLoadIfLast, state.flights[key]!.waiters.isEmpty else { return (waiter, nil) }
             let task = state.flights.removeValue(forKey: key)!.task
             let isShared = task != nil && state.flights.values.contains { $0.task == task }
             return (waiter, isShared ? nil : task)
         }
-        waiter?.timer?.cancel()
         waiter?.answer(.failure(error))
         abandoned?.cancel()
     }
@@ -291,9 +331,14 @@ private final class BulkCollector<Key: Hashable & Sendable, Value: Sendable>: Se
     private let expected: Int
     private let state: LockedValue<State>
 
-    init(expected: Int, continuation: CheckedContinuation<[Key: Result<Value, any Error>], any Error>) {
+    init(expected: Int) {
         self.expected = expected
-        state = LockedValue(State(continuation: continuation))
+        state = LockedValue(State())
+    }
+
+    /// Sets the caller's continuation, before any result can arrive.
+    func attach(_ continuation: CheckedContinuation<[Key: Result<Value, any Error>], any Error>) {
+        state.withLock { $0.continuation = continuation }
     }
 
     /// Records `key`'s result; the last one resumes the caller. A cancellation

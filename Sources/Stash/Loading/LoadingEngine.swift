@@ -84,9 +84,13 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         let timeout = stale == nil ? options.hardTimeout : Self.earlier(options.softTimeout, options.hardTimeout)
         do {
-            return try await coordinator.value(forKey: key, timeout: timeout) { [self] in
-                if !reloads, let value = target.freshValue(forKey: key) { return value }
-                return try await runLoad(key, options: options, target: target) { try await loader(key) }
+            // The load closure is made only by the caller that starts the load:
+            // the others, most of a stampede, join without allocating one.
+            return try await coordinator.value(forKey: key, timeout: timeout) {
+                { [self] in
+                    if !reloads, let value = target.freshValue(forKey: key) { return value }
+                    return try await runLoad(key, options: options, target: target) { try await loader(key) }
+                }
             }
         } catch let error where Self.allowsStale(error) {
             return try staleOr(stale, error)
@@ -295,14 +299,16 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
+    /// `key`'s cached error, unless it expired (then it is forgotten).
+    /// Reads the clock only when there is one: every caller of a stampede
+    /// passes here.
     func cachedError(forKey key: Key) -> (any Error)? {
-        let now = clock.nanosecondsNow
-        return state.withLock { state -> (any Error)? in
-            guard let cached = state.cachedErrors[key] else { return nil }
-            if cached.until > now { return cached.error }
-            state.cachedErrors.removeValue(forKey: key)
-            return nil
+        guard let cached = state.withLock({ $0.cachedErrors[key] }) else { return nil }
+        if cached.until > clock.nanosecondsNow { return cached.error }
+        state.withLock { state in
+            if state.cachedErrors[key]?.until == cached.until { state.cachedErrors.removeValue(forKey: key) }
         }
+        return nil
     }
 
     /// `stale`, counted as served, or `error` thrown when there is none.
