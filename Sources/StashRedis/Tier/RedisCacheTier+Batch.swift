@@ -2,7 +2,8 @@ import Foundation
 import Stash
 
 extension RedisCacheTier {
-    /// The entries for several keys, in one write (pipelined `GET`s).
+    /// The entries for several keys, in one round trip: one `MGET` on a single server; in a
+    /// cluster, one `MGET` per hash slot, pipelined, one write per node.
     ///
     /// - Parameter keys: The caller's keys.
     /// - Returns: One entry per key, `nil` for a miss, in order.

@@ -58,12 +58,19 @@ final class RedisTierEngine: Sendable {
         return try decodeHeader(stored, key: key, nowMilliseconds: wallMilliseconds())
     }
 
-    /// ``storedValue(forKey:)`` for several keys, in one write (pipelined `GET`s); the first failure wins.
+    /// ``storedValue(forKey:)`` for several keys, in one round trip: one `MGET` on a single
+    /// server; in a cluster one `MGET` per hash slot (keys sharing a hash tag share one), the
+    /// `MGET`s pipelined, one write per node. The first failure wins.
     @usableFromInline
     func storedValues(forKeys keys: [String]) async throws(RedisError) -> [StoredValue?] {
-        let commands = keys.map { key in
-            let redisKey = self.redisKey(key)
-            return RedisCommand("GET", key: redisKey, [.string(redisKey)])
+        guard !keys.isEmpty else { return [] }
+        let redisKeys = keys.map(redisKey)
+        // Indices of `keys` per MGET: a cluster refuses an MGET across slots (CROSSSLOT).
+        let groups: [[Int]] = executor is RedisClusterClient
+            ? Array(Dictionary(grouping: redisKeys.indices) { RedisKeySlot(key: redisKeys[$0]) }.values)
+            : [Array(redisKeys.indices)]
+        let commands = groups.map { group in
+            RedisCommand("MGET", key: redisKeys[group[0]], group.map { .string(redisKeys[$0]) })
         }
         let results = try await call { executor throws(RedisError) in
             let results = await executor.send(pipeline: commands)
@@ -71,14 +78,17 @@ final class RedisTierEngine: Sendable {
             return results
         }
         let now = wallMilliseconds()
-        var values: [StoredValue?] = []
-        values.reserveCapacity(keys.count)
-        for (key, result) in zip(keys, results) {
-            switch result {
-            case .success(.null): values.append(nil)
-            case .success(.bulkString(let stored)): values.append(try decodeHeader(stored, key: key, nowMilliseconds: now))
-            case .success(let reply): throw RedisError(.unexpectedReply, "GET answered \(reply)")
-            case .failure(let error): throw error  // checked above
+        var values = [StoredValue?](repeating: nil, count: keys.count)
+        for (group, result) in zip(groups, results) {
+            guard case .success(let reply) = result, let elements = reply.elements, elements.count == group.count else {
+                throw RedisError(.unexpectedReply, "MGET of \(group.count) keys answered \(result)")
+            }
+            for (index, element) in zip(group, elements) {
+                switch element {
+                case .null: continue
+                case .bulkString(let stored): values[index] = try decodeHeader(stored, key: keys[index], nowMilliseconds: now)
+                default: throw RedisError(.unexpectedReply, "MGET answered \(element) for a key")
+                }
             }
         }
         return values
