@@ -2,11 +2,13 @@
 import PackageDescription
 
 // The products built on SwiftNIO (the AsyncHTTPClient adapter, stash-proxy and the Redis tier)
-// are left out when STASH_CORE_ONLY is set. Users never need it: a package that depends on the
-// `Stash` or `StashHTTP` product builds no SwiftNIO either way. CI sets it for the address
-// sanitizer run, which would otherwise rebuild SwiftNIO and BoringSSL instrumented
+// are left out when STASH_CORE_ONLY is set, and the AsyncHTTPClient adapter and stash-proxy
+// alone when STASH_WITHOUT_HTTP_CLIENT is. Users never need them: a package that depends on the
+// `Stash` or `StashHTTP` product builds no SwiftNIO either way. CI sets them for its sanitizer
+// runs, which would otherwise instrument SwiftNIO, BoringSSL and AsyncHTTPClient once more each
 // (docs/development.md).
 let coreOnly = Context.environment["STASH_CORE_ONLY"] != nil
+let withHTTPClient = Context.environment["STASH_WITHOUT_HTTP_CLIENT"] == nil
 
 var products: [Product] = [
     .library(name: "Stash", targets: ["Stash"]),
@@ -86,14 +88,11 @@ var targets: [Target] = [
 
 if !coreOnly {
     products += [
-        .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
-        .executable(name: "stash-proxy", targets: ["StashProxy"]),
         .library(name: "StashRedis", targets: ["StashRedis"]),
     ]
     dependencies += [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ]
     targets += [
             // The shared tier on Redis: a RESP client on SwiftNIO, Redis Cluster, and the tier.
@@ -137,6 +136,18 @@ if !coreOnly {
                     .product(name: "Logging", package: "swift-log"),
                 ]
             ),
+    ]
+}
+
+if !coreOnly && withHTTPClient {
+    products += [
+        .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
+        .executable(name: "stash-proxy", targets: ["StashProxy"]),
+    ]
+    dependencies += [
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ]
+    targets += [
             // The AsyncHTTPClient adapter: an HTTPClient whose requests go through an HTTPCache.
             .target(
                 name: "StashAsyncHTTPClient",
