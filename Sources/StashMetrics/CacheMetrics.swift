@@ -24,6 +24,7 @@ import Stash
 /// | `stash_cache_requests_total` | counter | `result`: `hit` or `miss` |
 /// | `stash_cache_evictions_total` | counter | `reason`: an `EvictionReason`'s description, such as `countLimit` |
 /// | `stash_cache_loads_total` | counter | `result`: `success` or `failure` |
+/// | `stash_cache_fleet_reads_total` | counter | |
 /// | `stash_cache_refreshes_total` | counter | |
 /// | `stash_cache_stale_served_total` | counter | |
 /// | `stash_cache_load_duration_seconds` | timer | |
@@ -46,6 +47,7 @@ public actor CacheMetrics {
     private let misses: Counter
     private let loadSuccesses: Counter
     private let loadFailures: Counter
+    private let fleetReads: Counter
     private let refreshes: Counter
     private let staleValuesServed: Counter
     private let loadDuration: Timer
@@ -70,6 +72,7 @@ public actor CacheMetrics {
             label: "stash_cache_loads_total", dimensions: cache + [("result", "success")], factory: factory)
         loadFailures = Counter(
             label: "stash_cache_loads_total", dimensions: cache + [("result", "failure")], factory: factory)
+        fleetReads = Counter(label: "stash_cache_fleet_reads_total", dimensions: cache, factory: factory)
         refreshes = Counter(label: "stash_cache_refreshes_total", dimensions: cache, factory: factory)
         staleValuesServed = Counter(label: "stash_cache_stale_served_total", dimensions: cache, factory: factory)
         loadDuration = Timer(label: "stash_cache_load_duration_seconds", dimensions: cache, factory: factory)
@@ -86,6 +89,7 @@ public actor CacheMetrics {
         Self.add(statistics.misses, was: previous.misses, to: misses)
         Self.add(statistics.loadSuccesses, was: previous.loadSuccesses, to: loadSuccesses)
         Self.add(statistics.loadFailures, was: previous.loadFailures, to: loadFailures)
+        Self.add(statistics.fleetReads, was: previous.fleetReads, to: fleetReads)
         Self.add(statistics.refreshes, was: previous.refreshes, to: refreshes)
         Self.add(statistics.staleValuesServed, was: previous.staleValuesServed, to: staleValuesServed)
         for (reason, count) in statistics.evictionsByReason {

@@ -68,6 +68,14 @@ import Testing
         #expect(try total(backend, "stash_cache_requests_total", [("result", "hit")]) == 7)
     }
 
+    @Test func fleetReadsHaveTheirOwnCounter() async throws {
+        let backend = TestMetrics()
+        let metrics = CacheMetrics(name: "users", factory: backend)
+        await metrics.record(CacheStatistics(loadSuccesses: 1, fleetReads: 3))
+        #expect(try total(backend, "stash_cache_fleet_reads_total", []) == 3)
+        #expect(try total(backend, "stash_cache_loads_total", [("result", "success")]) == 1)
+    }
+
     @Test func diskEvictionsAreReportedByReason() async throws {
         let backend = TestMetrics()
         let metrics = CacheMetrics(name: "users", factory: backend)

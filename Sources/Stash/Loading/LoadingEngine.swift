@@ -24,6 +24,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var cachedErrors: [Key: CachedError] = [:]
         var successes = 0
         var failures = 0
+        var fleetReads = 0
         var refreshes = 0
         var staleServed = 0
         var loadTimes = LoadTimeDistribution()
@@ -203,6 +204,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         state.withLock { state in
             statistics.loadSuccesses = state.successes
             statistics.loadFailures = state.failures
+            statistics.fleetReads = state.fleetReads
             statistics.refreshes = state.refreshes
             statistics.staleValuesServed = state.staleServed
             statistics.loadTimes = state.loadTimes
@@ -219,9 +221,14 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     ) async throws -> Value {
         let ticket = target.beginLoad(forKey: key)
         let start = clock.nanosecondsNow
+        let report = LoadReport()
         do {
-            let value = try await load()
-            recordSuccess(since: start)
+            let value = try await LoadReport.$current.withValue(report) { try await load() }
+            if report.answeredByFleet {
+                state.withLock { $0.fleetReads += 1 }
+            } else {
+                recordSuccess(since: start)
+            }
             _ = await target.storeLoaded(value, forKey: key, ticket: ticket, options: options)
             return value
         } catch {

@@ -23,6 +23,11 @@ public struct CacheStatistics: Hashable, Sendable {
     /// Loads that threw or timed out (including refreshes). A caller's own
     /// cancellation is not counted.
     public var loadFailures: Int
+    /// Get-or-load misses of a `Cache` answered by another instance of the
+    /// fleet (``LoadOptions/fleetLockTTL``): the value it loaded, read from
+    /// the remote tier. Not counted in ``loadSuccesses``: this instance's
+    /// loader did not run.
+    public var fleetReads: Int
     /// Background reloads started because a hit found its entry older than
     /// ``LoadOptions/refreshAfter``.
     public var refreshes: Int
@@ -40,6 +45,7 @@ public struct CacheStatistics: Hashable, Sendable {
         evictionsByReason: [EvictionReason: Int] = [:],
         loadSuccesses: Int = 0,
         loadFailures: Int = 0,
+        fleetReads: Int = 0,
         refreshes: Int = 0,
         staleValuesServed: Int = 0,
         loadTimes: LoadTimeDistribution = LoadTimeDistribution()
@@ -50,6 +56,7 @@ public struct CacheStatistics: Hashable, Sendable {
         self.evictionsByReason = evictionsByReason
         self.loadSuccesses = loadSuccesses
         self.loadFailures = loadFailures
+        self.fleetReads = fleetReads
         self.refreshes = refreshes
         self.staleValuesServed = staleValuesServed
         self.loadTimes = loadTimes

@@ -82,6 +82,7 @@ extension Cache {
         _ entry: RemoteCacheEntry<Value>, forKey key: String, _ remoteLink: RemoteTierLink<Value>
     ) -> Value {
         remoteLink.noteFleetLoad(.readFromRemote(timeToLive: entry.timeToLive), forKey: key)
+        LoadReport.current?.answeredByFleet = true
         return entry.value
     }
 }

@@ -34,7 +34,8 @@ extension Cache {
     ///   writes to the remote tier, polling with backoff; if the remote tier
     ///   fails, or the lock outlives its time to live, it loads locally. A
     ///   refresh ahead (``LoadOptions/refreshAfter``) takes no fleet lock. A value
-    ///   read from the remote tier this way counts as a load in ``Cache/statistics``.
+    ///   read from the remote tier this way counts in ``CacheStatistics/fleetReads``
+    ///   of ``Cache/statistics``, not as a load.
     ///   See the StashRedis article "Sharing a cache across servers".
     ///
     /// - Parameters:

@@ -91,6 +91,9 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
         let values = try await results.value
         XCTAssertEqual(values, Array(repeating: "loaded", count: 16))
         XCTAssertEqual(loaderCalls.count, 1)
+        // The instance that loaded counts a load; the other, a fleet read.
+        let counts = [a.statistics, b.statistics].map { [$0.loadSuccesses, $0.fleetReads] }.sorted { $0[0] < $1[0] }
+        XCTAssertEqual(counts, [[0, 1], [1, 0]])
         let shared = try await a.remote?.entry(forKey: "k")?.value
         XCTAssertEqual(shared, "loaded")
         // Either instance answers later calls without loading.
