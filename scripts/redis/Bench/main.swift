@@ -35,7 +35,7 @@ nonisolated func timeLookups(
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let port = Int(arguments[2]) else {
-    print("usage: stash-redis-bench throughput PORT get|set client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | memory-hit PORT ROUNDS")
+    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | memory-hit PORT ROUNDS")
     exit(2)
 }
 
@@ -53,6 +53,8 @@ case "throughput":
     let value = Data(repeating: 0x61, count: 100)
     let buffer = ByteBuffer(bytes: Array(repeating: 0x61, count: 100))
     let keys = (0..<10_000).map { "key:\($0)" }
+    // "set" stores with a time to live (the tier sends `SET … PX`); "set-no-ttl" without (a plain `SET`).
+    let timeToLive: Duration? = mode == "set-no-ttl" ? nil : .seconds(3600)
     // Warm up, and make every GET a hit.
     for key in keys {
         if layer == "tier" { try await tier.setValue(value, forKey: key, timeToLive: .seconds(3600)) }
@@ -86,11 +88,11 @@ case "throughput":
                         }
                         if batch == 1 {
                             if mode == "get" { _ = try await tier.entry(forKey: batchKeys[0]) }
-                            else { try await tier.setValue(value, forKey: batchKeys[0], timeToLive: .seconds(3600)) }
+                            else { try await tier.setValue(value, forKey: batchKeys[0], timeToLive: timeToLive) }
                         } else if mode == "get" {
                             _ = try await tier.entries(forKeys: batchKeys)
                         } else {
-                            try await tier.setValues(batchKeys.map { ($0, value) }, timeToLive: .seconds(3600))
+                            try await tier.setValues(batchKeys.map { ($0, value) }, timeToLive: timeToLive)
                         }
                     }
                     done += batch
