@@ -16,6 +16,8 @@ import Stash
 @usableFromInline
 final class RedisTierEngine: Sendable {
     let executor: any RedisCommandExecutor
+    /// Whether `executor` is a cluster client, whose `MGET`s must keep to one hash slot.
+    let executorIsCluster: Bool
     let keyPrefix: String
     /// The pub/sub channel of invalidations.
     let channel: String
@@ -33,6 +35,7 @@ final class RedisTierEngine: Sendable {
          maximumValueSize: Int, failureThreshold: Int, openDuration: Duration,
          subscribeOn: [RedisConfiguration]?, clock: any CacheClock, wallClock: any CacheClock, logger: Logger) {
         self.executor = executor
+        self.executorIsCluster = executor is RedisClusterClient
         self.keyPrefix = keyPrefix
         self.channel = channel
         self.publishesInvalidations = publishesInvalidations
@@ -66,7 +69,7 @@ final class RedisTierEngine: Sendable {
         guard !keys.isEmpty else { return [] }
         let redisKeys = keys.map(redisKey)
         // Indices of `keys` per MGET: a cluster refuses an MGET across slots (CROSSSLOT).
-        let groups: [[Int]] = executor is RedisClusterClient
+        let groups: [[Int]] = executorIsCluster
             ? Array(Dictionary(grouping: redisKeys.indices) { RedisKeySlot(key: redisKeys[$0]) }.values)
             : [Array(redisKeys.indices)]
         let commands = groups.map { group in
