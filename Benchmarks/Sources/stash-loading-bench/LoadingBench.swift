@@ -22,12 +22,6 @@ final class Source: Sendable {
     func value(for key: Int) -> Int { base &+ key }
 }
 
-/// The CacheLoader form of the same loader.
-struct SourceLoader: CacheLoader {
-    let source: Source
-    func load(_ key: Int) async throws -> Int { source.value(for: key) }
-}
-
 @main
 struct LoadingBench {
     static func main() async throws {
@@ -55,18 +49,17 @@ struct LoadingBench {
         let keyCount = 1_000
         let lookups = quick ? 200_000 : 1_000_000
         let source = Source(base: 7)
-        // Hits: the same entries, read through both APIs, in an async context both times. Four
+        // Hits: the same entries, read through both APIs, in an async context both times. Three
         // loaders: a closure capturing an object (the usual case, and the target's figure), one
-        // capturing nothing, one capturing two values (its context must be allocated at each
-        // call), and a CacheLoader value holding the same object.
+        // capturing nothing, and one capturing two values (whose context an escaping closure
+        // would allocate at each call).
         let cache = MemoryCache<Int, Int>(configuration: .init(autoTrimInterval: nil))
         for key in 0..<keyCount { cache.setValue(source.value(for: key), forKey: key) }
         let offset = Int(CommandLine.arguments.count)
-        let loaderValue = SourceLoader(source: source)
-        var times: [[Double]] = [[], [], [], [], []]
+        var times: [[Double]] = [[], [], [], []]
         for round in 0..<rounds {
-            for turn in 0..<5 {
-                let contender = (round + turn) % 5
+            for turn in 0..<4 {
+                let contender = (round + turn) % 4
                 var checksum = 0
                 let start = monotonicNanoseconds()
                 switch contender {
@@ -82,15 +75,11 @@ struct LoadingBench {
                     for index in 0..<lookups {
                         checksum &+= try await cache.value(forKey: index % keyCount) { key in key &+ 7 }
                     }
-                case 3:
+                default:
                     for index in 0..<lookups {
                         checksum &+= try await cache.value(forKey: index % keyCount) { key in
                             source.value(for: key) &+ offset
                         }
-                    }
-                default:
-                    for index in 0..<lookups {
-                        checksum &+= try await cache.value(forKey: index % keyCount, orLoad: loaderValue)
                     }
                 }
                 times[contender].append(Double(monotonicNanoseconds() - start) / Double(lookups))
@@ -101,8 +90,8 @@ struct LoadingBench {
         print("stash-loading-bench: \(rounds) rounds, interleaved; medians (min … max)")
         print("hit, value(forKey:)                         \(range(plain)) ns")
         let labels = ["", "orLoad, loader capturing one object", "orLoad, loader capturing nothing",
-                      "orLoad, loader capturing two values", "orLoad, a CacheLoader value"]
-        for contender in 1..<5 {
+                      "orLoad, loader capturing two values"]
+        for contender in 1..<4 {
             let ratio = median(times[contender]) / median(plain)
             let verdict = contender == 1 ? "  target ≤ 1.20×  \(ratio <= 1.2 ? "PASS" : "FAIL")" : ""
             print("hit, \(labels[contender].padding(toLength: 38, withPad: " ", startingAt: 0)) \(range(times[contender])) ns  ratio \(format2(ratio))×\(verdict)")

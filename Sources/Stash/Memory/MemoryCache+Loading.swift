@@ -24,12 +24,17 @@ extension MemoryCache {
     ///   counted in ``statistics`` and logged once per incident.
     /// - Cancelling this call's task ends this call with `CancellationError`;
     ///   the load is cancelled only when every caller waiting for it was.
+    /// - `loader` is taken as an autoclosure: the closure literal (or any
+    ///   expression giving a loader function) is evaluated only when this call
+    ///   loads or refreshes, never on a fresh hit. A hit therefore neither
+    ///   retains what the closure captures nor allocates its context.
     ///
     /// - Parameters:
     ///   - key: The key.
     ///   - options: Overrides ``Configuration/loadOptions`` for this call.
     ///     Defaults to `nil`: the cache's options.
-    ///   - loader: Loads the value of a key; called at most once at a time per key.
+    ///   - loader: Loads the value of a key; called at most once at a time per
+    ///     key. Evaluated only on a miss or a refresh.
     /// - Returns: The cached, loaded or (on failure) stale value.
     /// - Throws: The loader's error, or a cached one (``LoadOptions/errorTTL``);
     ///   ``StashError/Code/timedOut`` after ``LoadOptions/hardTimeout``;
@@ -43,38 +48,11 @@ extension MemoryCache {
     public func value(
         forKey key: Key,
         options: LoadOptions? = nil,
-        orLoad loader: @escaping @Sendable (Key) async throws -> Value
+        orLoad loader: @autoclosure () -> @Sendable (Key) async throws -> Value
     ) async throws -> Value {
         let found = core.loadLookup(forKey: key, refreshAfter: LoadOptions.refreshAge(of: options, cacheDefault: core.defaultRefreshAfter))
         if case .fresh(let value, isDue: false) = found { return value }
-        return try await core.resolveLoad(key, found: found, options: options ?? core.loadOptions, loader: loader)
-    }
-
-    /// The value for `key`, loading it with `loader` on a miss: the get-or-load
-    /// call above, with a ``CacheLoader`` value instead of a closure.
-    ///
-    /// A hit costs the plain lookup: unlike a closure literal, the loader is
-    /// passed as it is, and copied into a closure only when a load starts.
-    ///
-    /// - Parameters:
-    ///   - key: The key.
-    ///   - options: Overrides ``Configuration/loadOptions`` for this call.
-    ///     Defaults to `nil`: the cache's options.
-    ///   - loader: Loads the value of a key; called at most once at a time per key.
-    /// - Returns: The cached, loaded or (on failure) stale value.
-    /// - Throws: As the closure form.
-    /// - Complexity: A hit is O(1) and costs what ``value(forKey:)`` costs.
-    ///   Thread-safe; never blocks a thread for a load.
-    @inlinable @inline(__always)
-    public func value<Loader: CacheLoader<Key, Value>>(
-        forKey key: Key,
-        options: LoadOptions? = nil,
-        orLoad loader: Loader
-    ) async throws -> Value {
-        let found = core.loadLookup(forKey: key, refreshAfter: LoadOptions.refreshAge(of: options, cacheDefault: core.defaultRefreshAfter))
-        if case .fresh(let value, isDue: false) = found { return value }
-        return try await core.resolveLoad(
-            key, found: found, options: options ?? core.loadOptions, loader: { try await loader.load($0) })
+        return try await core.resolveLoad(key, found: found, options: options ?? core.loadOptions, loader: loader())
     }
 
     /// The blocking form of `value(forKey:options:orLoad:)`, for synchronous
@@ -97,7 +75,7 @@ extension MemoryCache {
     ///   - key: The key.
     ///   - options: Overrides ``Configuration/loadOptions``. Defaults to `nil`.
     ///   - loader: Loads the value of a key; called at most once at a time per key
-    ///     by blocking calls.
+    ///     by blocking calls. Evaluated only on a miss or a refresh, as in the async form.
     /// - Returns: The cached, loaded or (on failure) stale value.
     /// - Throws: The loader's error, or a cached one; ``StashError/Code/recursiveLoad``
     ///   when `loader` asks for its own key on its own thread.
@@ -106,7 +84,7 @@ extension MemoryCache {
     public func blockingValue(
         forKey key: Key,
         options: LoadOptions? = nil,
-        orLoad loader: @escaping @Sendable (Key) throws -> Value
+        orLoad loader: @autoclosure () -> @Sendable (Key) throws -> Value
     ) throws -> Value {
         let found = core.loadLookup(forKey: key, refreshAfter: LoadOptions.refreshAge(of: options, cacheDefault: core.defaultRefreshAfter))
         if case .fresh(let value, isDue: false) = found { return value }
@@ -118,7 +96,7 @@ extension MemoryCache {
             store: { value, ticket in _ = core.storeLoadedNow(value, forKey: key, ticket: ticket, options: options) },
             begin: { core.beginLoad(forKey: key) },
             end: { ticket in core.endLoad(forKey: key, ticket: ticket) },
-            loader: loader)
+            loader: loader())
     }
 
     /// The values of `keys`, loading every missing one with one call of

@@ -110,6 +110,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         core.value(forKey: key)
     }
 
+    /// Looks `key` up for a get-or-load (see `MemoryCacheCore.loadLookup(forKey:refreshAfter:)`).
+    @inlinable
+    func loadLookup(forKey key: Key, refreshAfter: Int64) -> LoadLookup<Value> {
+        core.loadLookup(forKey: key, refreshAfter: refreshAfter)
+    }
+
     /// ``value(forKey:)`` without counting a hit or a miss in ``statistics``: for a tier in
     /// front of which a caller has already counted its miss (`Cache` looks again under a key's
     /// lock before reading disk).

@@ -41,7 +41,9 @@ extension Cache {
     /// - Parameters:
     ///   - key: The key.
     ///   - options: Overrides ``loadOptions`` for this call. Defaults to `nil`.
-    ///   - loader: Loads the value of a key; called at most once at a time per key.
+    ///   - loader: Loads the value of a key; called at most once at a time per
+    ///     key. An autoclosure, as in `MemoryCache`'s form: evaluated only when
+    ///     the memory tier misses, so a memory hit costs nothing for it.
     /// - Returns: The cached, loaded or (on failure) stale value.
     /// - Throws: The loader's error or a cached one; ``StashError`` when the disk
     ///   read fails; ``StashError/Code/timedOut``; ``StashError/Code/recursiveLoad``;
@@ -54,12 +56,14 @@ extension Cache {
     public func value(
         forKey key: String,
         options: LoadOptions? = nil,
-        orLoad loader: @escaping @Sendable (String) async throws -> Value
+        orLoad loader: @autoclosure () -> @Sendable (String) async throws -> Value
     ) async throws -> Value {
         let refreshAfter = LoadOptions.refreshAge(of: options, cacheDefault: defaultRefreshAfter)
-        let found = memory?.core.loadLookup(forKey: key, refreshAfter: refreshAfter) ?? .miss
+        // Through `MemoryCache`, not `memory?.core`: reaching the core through the optional
+        // retained it around the lookup (a reference-count operation on every hit).
+        let found = memory?.loadLookup(forKey: key, refreshAfter: refreshAfter) ?? .miss
         if case .fresh(let value, isDue: false) = found { return value }
-        return try await resolveAfterMemory(key, memoryFound: found, options: options ?? loadOptions, loader: loader)
+        return try await resolveAfterMemory(key, memoryFound: found, options: options ?? loadOptions, loader: loader())
     }
 
     /// `value(forKey:options:orLoad:)` after the memory lookup: reads the

@@ -17,6 +17,18 @@ import Testing
         #expect(cache.statistics.loadSuccesses == 1)
     }
 
+    @Test func theLoaderExpressionIsEvaluatedOnlyOnAMiss() throws {
+        let cache = makeLoadingCache()
+        var formed = 0
+        func makeLoader() -> @Sendable (String) throws -> Int {
+            formed += 1
+            return { _ in 4 }
+        }
+        #expect(try cache.blockingValue(forKey: "k", orLoad: makeLoader()) == 4)
+        #expect(try cache.blockingValue(forKey: "k", orLoad: makeLoader()) == 4)
+        #expect(formed == 1)
+    }
+
     @Test func aFailingLoadReturnsTheStaleValueWithinItsGrace() throws {
         let clock = ManualClock()
         let cache = makeLoadingCache(clock: clock, options: LoadOptions(ttl: .seconds(1), staleIfError: .seconds(5)))

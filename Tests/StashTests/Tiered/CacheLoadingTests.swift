@@ -27,6 +27,20 @@ import Testing
         }
     }
 
+    @Test func theLoaderExpressionIsNotEvaluatedOnAMemoryHit() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
+            var formed = 0
+            func makeLoader() -> @Sendable (String) async throws -> String {
+                formed += 1
+                return { key in "loaded \(key)" }
+            }
+            #expect(try await cache.value(forKey: "k", orLoad: makeLoader()) == "loaded k")
+            #expect(try await cache.value(forKey: "k", orLoad: makeLoader()) == "loaded k")
+            #expect(formed == 1)
+        }
+    }
+
     @Test func aDiskHitIsPromotedWithoutLoading() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
