@@ -68,6 +68,14 @@ import Testing
         #expect(try total(backend, "stash_cache_requests_total", [("result", "hit")]) == 7)
     }
 
+    @Test func refreshesHaveTheirOwnCounter() async throws {
+        let backend = TestMetrics()
+        let metrics = CacheMetrics(name: "users", factory: backend)
+        await metrics.record(CacheStatistics(refreshes: 2))
+        await metrics.record(CacheStatistics(refreshes: 5))
+        #expect(try total(backend, "stash_cache_refreshes_total", []) == 5)
+    }
+
     @Test func fleetReadsHaveTheirOwnCounter() async throws {
         let backend = TestMetrics()
         let metrics = CacheMetrics(name: "users", factory: backend)

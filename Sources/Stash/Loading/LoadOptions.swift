@@ -12,6 +12,17 @@
 /// let user = try await users.value(forKey: id, options: options) { id in try await database.user(id) }
 /// ```
 ///
+/// A call's `options` replace the cache's as a whole: a property left at its
+/// default in them is not taken from the cache's. To change one property for
+/// a call, start from the cache's options (``MemoryCache/loadOptions``,
+/// ``Cache/loadOptions``):
+///
+/// ```swift
+/// var shortLived = users.loadOptions
+/// shortLived.ttl = .seconds(5)
+/// let user = try await users.value(forKey: id, options: shortLived) { id in try await database.user(id) }
+/// ```
+///
 /// The names follow the anchors users know: Caffeine's `refreshAfterWrite`,
 /// FusionCache's fail-safe and soft and hard factory timeouts, and HTTP's
 /// `stale-if-error`. A plain value: `Sendable`, O(1) to copy.

@@ -148,24 +148,32 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             }
         }
         guard !missing.isEmpty else { return result }
-        let loaded = try await loadAll(missing, stale: stale, options: options, target: target, loader: loader)
+        let (loaded, failure) = try await loadAll(missing, stale: stale, options: options, target: target, loader: loader)
+        // A partial answer is an answer; an empty one that hides a failure would read as "no values".
+        if result.isEmpty, loaded.isEmpty, let failure { throw failure }
         return result.merging(loaded) { cached, _ in cached }
     }
 
     /// The values of `keys` that the cache's lookups did not answer: keys
     /// being loaded are waited for, the rest loaded by one call of `loader`,
     /// with `stale` values standing in for keys whose load failed.
+    ///
+    /// - Returns: The values, and the first error of a key left without one
+    ///   (a failed load or a cached error, with no stale value to stand in).
     func loadAll(
         _ keys: [Key], stale: [Key: Value], options: LoadOptions,
         target: some LoadingTarget<Key, Value>, loader: @escaping BulkLoader
-    ) async throws -> [Key: Value] {
+    ) async throws -> (values: [Key: Value], failure: (any Error)?) {
         var result: [Key: Value] = [:]
+        var failure: (any Error)?
         var toLoad: [Key] = []
         for key in keys {
-            if cachedError(forKey: key) != nil {
+            if let error = cachedError(forKey: key) {
                 if let value = stale[key] {
                     result[key] = value
                     state.withLock { $0.staleServed += 1 }
+                } else if failure == nil {
+                    failure = error
                 }
             } else {
                 toLoad.append(key)
@@ -183,10 +191,12 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                 if let value = stale[key], Self.allowsStale(error) {
                     result[key] = value
                     state.withLock { $0.staleServed += 1 }
+                } else if failure == nil, (error as? StashError)?.code != .notLoaded {
+                    failure = error
                 }
             }
         }
-        return result
+        return (result, failure)
     }
 
     /// Forgets `key`'s cached error, for an invalidation.

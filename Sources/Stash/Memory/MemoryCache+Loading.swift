@@ -1,6 +1,15 @@
 extension MemoryCache {
     // MARK: - Get or load
 
+    /// The options of get-or-load calls that pass none: the configuration's
+    /// ``Configuration/loadOptions``, fixed when the cache is created.
+    ///
+    /// A call's `options` replace them as a whole; copy them to change one
+    /// property for a call (see ``LoadOptions``).
+    ///
+    /// - Complexity: O(1). Thread-safe; does not block.
+    public var loadOptions: LoadOptions { core.loadOptions }
+
     /// The value for `key`, loading it with `loader` on a miss: one load per
     /// key at a time, shared by every caller that asks meanwhile.
     ///
@@ -20,8 +29,11 @@ extension MemoryCache {
     ///   was written, removed or invalidated while it loaded (the newer state
     ///   wins; this call still returns what it loaded).
     /// - When the load throws or outlasts the timeouts, an expired value kept for
-    ///   ``LoadOptions/staleIfError`` is returned instead, and the failure is
-    ///   counted in ``statistics`` and logged once per incident.
+    ///   ``LoadOptions/staleIfError`` is returned instead (counted in
+    ///   ``CacheStatistics/staleValuesServed``). A loader's error is also counted
+    ///   in ``CacheStatistics/loadFailures`` and logged once per incident; a
+    ///   timeout is not a failure of the load, which goes on and is counted
+    ///   when it ends.
     /// - Cancelling this call's task ends this call with `CancellationError`;
     ///   the load is cancelled only when every caller waiting for it was.
     /// - `loader` is taken as an autoclosure: the closure literal (or any
@@ -31,7 +43,7 @@ extension MemoryCache {
     ///
     /// - Parameters:
     ///   - key: The key.
-    ///   - options: Overrides ``Configuration/loadOptions`` for this call.
+    ///   - options: Replaces ``Configuration/loadOptions`` for this call, as a whole.
     ///     Defaults to `nil`: the cache's options.
     ///   - loader: Loads the value of a key; called at most once at a time per
     ///     key. Evaluated only on a miss or a refresh.
@@ -73,7 +85,7 @@ extension MemoryCache {
     ///
     /// - Parameters:
     ///   - key: The key.
-    ///   - options: Overrides ``Configuration/loadOptions``. Defaults to `nil`.
+    ///   - options: Replaces ``Configuration/loadOptions`` for this call, as a whole. Defaults to `nil`.
     ///   - loader: Loads the value of a key; called at most once at a time per key
     ///     by blocking calls. Evaluated only on a miss or a refresh, as in the async form.
     /// - Returns: The cached, loaded or (on failure) stale value.
@@ -109,12 +121,14 @@ extension MemoryCache {
     ///
     /// - Parameters:
     ///   - keys: The keys; duplicates are looked up once.
-    ///   - options: Overrides ``Configuration/loadOptions`` for this call.
+    ///   - options: Replaces ``Configuration/loadOptions`` for this call, as a whole.
     ///     Defaults to `nil`. Timeouts do not apply to bulk calls.
     ///   - loader: Loads the keys it is given, returning the values it found.
     /// - Returns: The value of each key that has one.
-    /// - Throws: The loader's error when no key has a value to return and
-    ///   some load failed; ``StashError/Code/recursiveLoad``; `CancellationError`.
+    /// - Throws: The loader's error (or a cached one) when no key has a value to
+    ///   return and some load failed: a partial answer is returned, an empty one
+    ///   that hides a failure is not. ``StashError/Code/recursiveLoad``;
+    ///   `CancellationError`.
     /// - Complexity: O(n) lookups, each O(1). Thread-safe; never blocks a thread for a load.
     public func values(
         forKeys keys: some Sequence<Key>,
@@ -136,7 +150,7 @@ extension MemoryCache {
     ///
     /// - Parameters:
     ///   - key: The key.
-    ///   - options: Overrides ``Configuration/loadOptions``. Defaults to `nil`.
+    ///   - options: Replaces ``Configuration/loadOptions`` for this call, as a whole. Defaults to `nil`.
     ///   - loader: Loads the value.
     /// - Returns: The loaded value.
     /// - Throws: The loader's error; ``StashError/Code/timedOut`` after

@@ -20,8 +20,9 @@ public struct CacheStatistics: Hashable, Sendable {
     public var evictionsByReason: [EvictionReason: Int]
     /// Loads that returned a value (including refreshes).
     public var loadSuccesses: Int
-    /// Loads that threw or timed out (including refreshes). A caller's own
-    /// cancellation is not counted.
+    /// Loads that threw (including refreshes). A caller's own cancellation is
+    /// not counted, nor is a caller's timeout: a timeout ends the caller's
+    /// wait, not the load, whose own outcome is counted when it ends.
     public var loadFailures: Int
     /// Get-or-load misses of a `Cache` answered by another instance of the
     /// fleet (``LoadOptions/fleetLockTTL``): the value it loaded, read from

@@ -40,7 +40,7 @@ extension Cache {
     ///
     /// - Parameters:
     ///   - key: The key.
-    ///   - options: Overrides ``loadOptions`` for this call. Defaults to `nil`.
+    ///   - options: Replaces ``loadOptions`` for this call, as a whole. Defaults to `nil`.
     ///   - loader: Loads the value of a key; called at most once at a time per
     ///     key. An autoclosure, as in `MemoryCache`'s form: evaluated only when
     ///     the memory tier misses, so a memory hit costs nothing for it.
@@ -96,11 +96,13 @@ extension Cache {
     ///
     /// - Parameters:
     ///   - keys: The keys; duplicates are looked up once.
-    ///   - options: Overrides ``loadOptions``. Defaults to `nil`. Timeouts do not apply.
+    ///   - options: Replaces ``loadOptions`` for this call, as a whole. Defaults to `nil`. Timeouts do not apply.
     ///   - loader: Loads the keys it is given, returning the values it found.
     /// - Returns: The value of each key that has one.
-    /// - Throws: ``StashError`` when a disk read fails; ``StashError/Code/recursiveLoad``;
-    ///   `CancellationError`.
+    /// - Throws: The loader's error (or a cached one) when no key has a value to
+    ///   return and some load failed: a partial answer is returned, an empty one
+    ///   that hides a failure is not. ``StashError`` when a disk read fails;
+    ///   ``StashError/Code/recursiveLoad``; `CancellationError`.
     /// - Complexity: O(n) lookups. Thread-safe; never blocks a thread of the cooperative pool.
     public func values(
         forKeys keys: some Sequence<String>,
@@ -120,11 +122,13 @@ extension Cache {
     ///
     /// - Parameters:
     ///   - key: The key.
-    ///   - options: Overrides ``loadOptions``. Defaults to `nil`.
+    ///   - options: Replaces ``loadOptions`` for this call, as a whole. Defaults to `nil`.
     ///   - loader: Loads the value.
     /// - Returns: The loaded value.
     /// - Throws: The loader's error; ``StashError/Code/timedOut``; `CancellationError`.
-    /// - Complexity: O(1) besides the load and the writes. Thread-safe.
+    /// - Complexity: O(1) besides the load and the writes. Thread-safe; the load
+    ///   runs in a task of its own and the disk write on the disk tier's queue,
+    ///   so no thread of the cooperative pool blocks.
     @discardableResult
     public func refreshValue(
         forKey key: String,
@@ -156,6 +160,8 @@ extension Cache {
     /// - Parameter key: The key.
     /// - Returns: Whether either tier held a fresh value.
     /// - Throws: ``StashError`` when the disk removal fails.
+    /// - Complexity: O(1) plus one disk removal. Thread-safe; suspends for the
+    ///   disk work instead of blocking.
     @discardableResult
     public func invalidateValue(forKey key: String) async throws(StashError) -> Bool {
         guard let disk else { return try invalidateNow(key) }

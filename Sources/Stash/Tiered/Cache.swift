@@ -82,7 +82,10 @@ public final class Cache<Value: Sendable>: Sendable {
     let cost: @Sendable (Value, Int?) -> Int
     /// Orders writes, removals and promotions of the same key.
     let stripes: KeyStripes
-    /// The options of get-or-load calls that pass none.
+    /// The options of get-or-load calls that pass none. Set by the
+    /// initialiser; defaults to `LoadOptions()` (no expiry, no refresh ahead,
+    /// no stale values, no timeout, no cached errors). A call's `options`
+    /// replace them as a whole (see ``LoadOptions``). Thread-safe to read.
     public let loadOptions: LoadOptions
     /// `loadOptions.refreshAfter` in nanoseconds (`Int64.max` for none), read on
     /// every get-or-load hit without copying the options.

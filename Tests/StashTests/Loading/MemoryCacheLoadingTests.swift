@@ -40,6 +40,25 @@ import Testing
         #expect(loader.calls.count == 2)
     }
 
+    @Test func aCallsOptionsReplaceTheCachesOptions() async throws {
+        let clock = ManualClock()
+        let cache = makeLoadingCache(clock: clock, options: LoadOptions(ttl: .seconds(60), staleIfError: .seconds(60)))
+        var shortLived = cache.loadOptions
+        shortLived.ttl = .seconds(5)
+        _ = try await cache.value(forKey: "short", options: shortLived) { _ in 1 }
+        _ = try await cache.value(forKey: "long") { _ in 2 }
+        clock.advance(by: .seconds(5))
+        #expect(cache.value(forKey: "short") == nil, "the call's time to live")
+        #expect(cache.value(forKey: "long") == 2, "the cache's")
+        #expect(try await cache.value(forKey: "short", options: shortLived) { _ in throw LoadFailure() } == 1,
+                "the copied options kept the cache's staleIfError")
+        _ = try await cache.value(forKey: "scratch", options: LoadOptions(ttl: .seconds(5))) { _ in 3 }
+        clock.advance(by: .seconds(5))
+        await #expect(throws: LoadFailure.self, "options made from scratch have no staleIfError: nothing was kept") {
+            try await cache.value(forKey: "scratch", options: LoadOptions(ttl: .seconds(5))) { _ in throw LoadFailure() }
+        }
+    }
+
     @Test func aLoadedValueLivesForItsTTLAndHasItsCost() async throws {
         let clock = ManualClock()
         let cache = makeLoadingCache(
@@ -333,5 +352,35 @@ import Testing
         let values = try await cache.values(forKeys: ["a", "b"]) { _ in throw LoadFailure() }
         #expect(values == ["a": 1])
         #expect(cache.statistics.staleValuesServed == 1)
+    }
+
+    @Test func aFailedBulkLoadWithNothingToReturnThrowsTheLoadersError() async throws {
+        let cache = makeLoadingCache()
+        await #expect(throws: LoadFailure.self) {
+            try await cache.values(forKeys: ["a", "b"]) { _ in throw LoadFailure() }
+        }
+        #expect(cache.statistics.loadFailures == 1)
+
+        cache.setValue(1, forKey: "a")
+        let partial = try await cache.values(forKeys: ["a", "b"]) { _ in throw LoadFailure() }
+        #expect(partial == ["a": 1], "a partial answer is returned, not thrown")
+
+        let none = try await cache.values(forKeys: ["c"]) { _ in [:] }
+        #expect(none.isEmpty, "a key the loader leaves out has no value: not an error")
+    }
+
+    @Test func aBulkCallWithOnlyCachedErrorsThrowsTheCachedError() async throws {
+        let cache = makeLoadingCache(options: LoadOptions(errorTTL: .seconds(30)))
+        await #expect(throws: LoadFailure.self) {
+            try await cache.values(forKeys: ["a"]) { _ in throw LoadFailure() }
+        }
+        let loads = Counter()
+        await #expect(throws: LoadFailure.self) {
+            try await cache.values(forKeys: ["a"]) { _ in
+                loads.increment()
+                return ["a": 1]
+            }
+        }
+        #expect(loads.count == 0, "the cached error answers without loading")
     }
 }

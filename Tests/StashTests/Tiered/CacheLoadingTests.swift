@@ -117,6 +117,81 @@ import Testing
         }
     }
 
+    @Test func aHitPastRefreshAfterReturnsTheOldValueAndOneReloadRewritesBothTiers() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: 1_700_000_000_000_000_000)
+            let cache = try makeCache(
+                directory, clock: clock, options: LoadOptions(ttl: .seconds(60), refreshAfter: .seconds(45)))
+            _ = try await cache.value(forKey: "k") { _ in "v1" }
+            clock.advance(by: .seconds(45))
+            let gate = AsyncGate()
+            let reloads = Counter()
+            let reload: @Sendable (String) async throws -> String = { _ in
+                reloads.increment()
+                await gate.wait()
+                return "v2"
+            }
+            for _ in 0..<3 {
+                #expect(try await cache.value(forKey: "k", orLoad: reload) == "v1", "the old value, at once")
+            }
+            await yield { gate.waitingCount == 1 }
+            gate.open()
+            await yield { cache.memory?.value(forKey: "k") == "v2" }
+            #expect(try await cache.disk?.value(forKey: "k") == "v2")
+            #expect(reloads.count == 1)
+            #expect(cache.statistics.refreshes == 1)
+        }
+    }
+
+    @Test func aSoftTimeoutServesTheStaleCopyAndTheLateLoadReachesBothTiers() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: 1_700_000_000_000_000_000)
+            let cache = try makeCache(
+                directory, clock: clock,
+                options: LoadOptions(ttl: .seconds(10), staleIfError: .seconds(60), softTimeout: .seconds(1)))
+            _ = try await cache.value(forKey: "k") { _ in "v1" }
+            clock.advance(by: .seconds(10))
+            let gate = AsyncGate()
+            let caller = Task {
+                try await cache.value(forKey: "k") { _ in
+                    await gate.wait()
+                    return "v2"
+                }
+            }
+            await yield { clock.sleeperCount == 1 && gate.waitingCount == 1 }
+            clock.advance(by: .seconds(1))
+            #expect(try await caller.value == "v1")
+            gate.open()
+            await yield { cache.memory?.value(forKey: "k") == "v2" }
+            #expect(try await cache.disk?.value(forKey: "k") == "v2")
+            #expect(cache.statistics.staleValuesServed == 1)
+        }
+    }
+
+    @Test func aLoaderAskingTheCacheForItsOwnKeyGetsAClearError() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
+            let outcome = await Result {
+                try await cache.value(forKey: "a") { _ in try await cache.value(forKey: "a") { _ in "inner" } }
+            }
+            #expect { try outcome.get() } throws: { StashError.Code.recursiveLoad ~= $0 }
+            let nested = try await cache.value(forKey: "b") { _ in try await cache.value(forKey: "c") { _ in "c" } + "b" }
+            #expect(nested == "cb")
+            #expect(try await cache.disk?.value(forKey: "c") == "c")
+        }
+    }
+
+    @Test func aFailedBulkLoadWithNothingToReturnThrows() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
+            await #expect(throws: LoadFailure.self) {
+                try await cache.values(forKeys: ["a", "b"]) { _ in throw LoadFailure() }
+            }
+            try await cache.disk?.setValue("d", forKey: "a")
+            #expect(try await cache.values(forKeys: ["a", "b"]) { _ in throw LoadFailure() } == ["a": "d"])
+        }
+    }
+
     @Test func refreshValueRewritesBothTiers() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
@@ -153,6 +228,42 @@ import Testing
             }
             #expect(loads.count == 1)
             #expect(try await cache.disk?.value(forKey: "hot") == "v")
+        }
+    }
+
+    @Test func aThousandCallersShareOneFailingLoadAndNeitherTierStoresIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: 1_700_000_000_000_000_000)
+            let memory = makeMemoryCache(String.self, String.self, clock: clock)
+            let disk = try makeDiskCache(directory, codec: .string, clock: clock)
+            let cache = try Cache(memory: memory, disk: disk)
+            let gate = AsyncGate()
+            let loads = Counter()
+            let failures = Counter()
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<1_000 {
+                    group.addTask {
+                        do {
+                            _ = try await cache.value(forKey: "hot") { _ -> String in
+                                loads.increment()
+                                await gate.wait()
+                                throw LoadFailure()
+                            }
+                        } catch is LoadFailure {
+                            failures.increment()
+                        } catch {
+                            Issue.record("unexpected \(error)")
+                        }
+                    }
+                }
+                await yield { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }
+                gate.open()
+            }
+            #expect(loads.count == 1)
+            #expect(failures.count == 1_000)
+            #expect(cache.memory?.value(forKey: "hot") == nil)
+            #expect(try await cache.disk?.value(forKey: "hot") == nil)
+            #expect(cache.statistics.loadFailures == 1)
         }
     }
 }
