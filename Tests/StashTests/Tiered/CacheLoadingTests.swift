@@ -1,14 +1,16 @@
 import Testing
 @testable import Stash
 
+/// A memory and disk `Cache` of strings in `directory`, both tiers on `clock`.
+private func makeCache(
+    _ directory: TemporaryDirectory, clock: ManualClock, options: LoadOptions = LoadOptions()
+) throws -> Cache<String> {
+    let memory = makeMemoryCache(String.self, String.self, clock: clock)
+    let disk = try makeDiskCache(directory, codec: .string, clock: clock)
+    return try Cache(memory: memory, disk: disk, loadOptions: options)
+}
+
 @Suite struct CacheLoadingTests {
-    private func makeCache(
-        _ directory: TemporaryDirectory, clock: ManualClock, options: LoadOptions = LoadOptions()
-    ) throws -> Cache<String> {
-        let memory = makeMemoryCache(String.self, String.self, clock: clock)
-        let disk = try makeDiskCache(directory, codec: .string, clock: clock)
-        return try Cache(memory: memory, disk: disk, loadOptions: options)
-    }
 
     @Test func aMissLoadsOnceAndWritesBothTiers() async throws {
         try await withTemporaryDirectory { directory in
@@ -206,10 +208,7 @@ import Testing
 @Suite struct CacheLoadingConcurrencyTests {
     @Test func aThousandCallersShareOneLoadThroughBothTiers() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = ManualClock(start: 1_700_000_000_000_000_000)
-            let memory = makeMemoryCache(String.self, String.self, clock: clock)
-            let disk = try makeDiskCache(directory, codec: .string, clock: clock)
-            let cache = try Cache(memory: memory, disk: disk)
+            let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
             let gate = AsyncGate()
             let loads = Counter()
             try await withThrowingTaskGroup(of: String.self) { group in
@@ -233,10 +232,7 @@ import Testing
 
     @Test func aThousandCallersShareOneFailingLoadAndNeitherTierStoresIt() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = ManualClock(start: 1_700_000_000_000_000_000)
-            let memory = makeMemoryCache(String.self, String.self, clock: clock)
-            let disk = try makeDiskCache(directory, codec: .string, clock: clock)
-            let cache = try Cache(memory: memory, disk: disk)
+            let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
             let gate = AsyncGate()
             let loads = Counter()
             let failures = Counter()
