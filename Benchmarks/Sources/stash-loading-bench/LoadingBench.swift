@@ -98,30 +98,32 @@ struct LoadingBench {
         }
 
         // Cache (memory in front of disk; memory only here, so that a hit never reaches a disk):
-        // a memory hit through Cache's value(forKey:) and through its value(forKey:orLoad:).
+        // a memory hit through Cache's value(forKey:), synchronous and async, and through its
+        // value(forKey:orLoad:).
         let tiered = try Cache<Int>(
             memory: MemoryCache<String, Int>(configuration: .init(autoTrimInterval: nil)), disk: nil)
         let stringKeys = (0..<keyCount).map { "key-\($0)" }
         try fill(tiered, stringKeys)
-        var tieredTimes: [[Double]] = [[], []]
+        // Each loop in a function of its own, so that one's code does not change how the others
+        // are inlined and laid out.
+        var tieredTimes: [[Double]] = [[], [], []]
         for round in 0..<rounds {
-            for turn in 0..<2 {
-                let contender = (round + turn) % 2
-                var checksum = 0
+            for turn in 0..<3 {
+                let contender = (round + turn) % 3
                 let start = monotonicNanoseconds()
-                if contender == 0 {
-                    checksum = try plainHits(tiered, stringKeys, lookups)
-                } else {
-                    for index in 0..<lookups {
-                        checksum &+= try await tiered.value(forKey: stringKeys[index % keyCount]) { _ in source.base }
-                    }
+                let checksum = switch contender {
+                case 0: try plainHits(tiered, stringKeys, lookups)
+                case 1: try await orLoadHits(tiered, stringKeys, lookups, source)
+                default: try await asyncHits(tiered, stringKeys, lookups)
                 }
                 tieredTimes[contender].append(Double(monotonicNanoseconds() - start) / Double(lookups))
                 blackHole(checksum)
             }
         }
         let tieredRatio = median(tieredTimes[1]) / median(tieredTimes[0])
+        let asyncRatio = median(tieredTimes[2]) / median(tieredTimes[0])
         print("Cache hit, value(forKey:)                   \(range(tieredTimes[0])) ns")
+        print("Cache hit, async value(forKey:)             \(range(tieredTimes[2])) ns  ratio \(format2(asyncRatio))×")
         print("Cache hit, orLoad, loader capturing one object \(range(tieredTimes[1])) ns  ratio \(format2(tieredRatio))×  target ≤ 1.20×  \(tieredRatio <= 1.2 ? "PASS" : "FAIL")")
     }
 
@@ -198,10 +200,33 @@ struct LoadingBench {
         for (index, key) in keys.enumerated() { try cache.setValue(index, forKey: key) }
     }
 
+    @inline(never)
     static func plainHits(_ cache: Cache<Int>, _ keys: [String], _ lookups: Int) throws -> Int {
         var checksum = 0
         for index in 0..<lookups {
             checksum &+= try cache.value(forKey: keys[index % keys.count]) ?? 0
+        }
+        return checksum
+    }
+
+    /// Cache's async `value(forKey:)`, in an async context.
+    @inline(never)
+    nonisolated static func asyncHits(_ cache: Cache<Int>, _ keys: [String], _ lookups: Int) async throws -> Int {
+        var checksum = 0
+        for index in 0..<lookups {
+            checksum &+= try await cache.value(forKey: keys[index % keys.count]) ?? 0
+        }
+        return checksum
+    }
+
+    /// Cache's get-or-load, with a loader closure capturing one object.
+    @inline(never)
+    nonisolated static func orLoadHits(
+        _ cache: Cache<Int>, _ keys: [String], _ lookups: Int, _ source: Source
+    ) async throws -> Int {
+        var checksum = 0
+        for index in 0..<lookups {
+            checksum &+= try await cache.value(forKey: keys[index % keys.count]) { _ in source.base }
         }
         return checksum
     }
