@@ -7,18 +7,10 @@
 extension Cache {
     /// The value for `key`, from memory, disk, or the remote tier (then promoted
     /// into the local tiers). See `value(forKey:)`.
-    ///
-    /// Runs on the caller's executor (`nonisolated(nonsending)`): a memory hit
-    /// never leaves it, and a miss hops to read the lower tiers and back.
-    ///
-    /// - Complexity: A memory hit is O(1) and does not suspend. Thread-safe.
     // Always inlined: a memory hit is then specialised for the caller's `Value`
     // and makes no async call (see `MemoryCache.value(forKey:options:orLoad:)`).
-    // `nonisolated(nonsending)`: otherwise the caller's hop back to its executor after the
-    // out-of-line lower-tier read lands where the hit and miss paths merge, so every hit
-    // runs it (`swift_task_switch`, 1.1x to 1.3x the synchronous hit; docs/benchmarks.md).
     @inlinable @inline(__always)
-    nonisolated(nonsending) public func value(forKey key: String) async throws(StashError) -> Value? {
+    public func value(forKey key: String) async throws(StashError) -> Value? {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
