@@ -180,7 +180,7 @@ extension KVStorage {
                     case .symbolicLink, .other:
                         if Self.unlink(raw, in: directory) { report.unexpectedEntriesRemoved += 1 }
                     case .regular:
-                        guard now.addingClamped(-status.modificationTime) >= grace else { continue }
+                        guard now.subtractingClamped(status.modificationTime) >= grace else { continue }
                         if Self.unlink(raw, in: directory) { report.orphanFilesRemoved += 1 }
                     }
                 }

@@ -226,7 +226,7 @@ extension KVStorage {
         guard age >= .zero else {
             throw StashError(.invalidArgument, "an age limit must not be negative (got \(age))")
         }
-        let cutoff = clock.nanosecondsNow.addingClamped(-age.nanosecondsClamped)
+        let cutoff = clock.nanosecondsNow.subtractingClamped(age.nanosecondsClamped)
         let batch = Int64(options.trimBatchSize)
         // Where the previous batch stopped in the access index: the entries before it
         // were removed or are younger than the cutoff.

@@ -44,13 +44,3 @@ extension Duration {
         return secondNanos.addingClamped(attoseconds / 1_000_000_000)
     }
 }
-
-extension Int64 {
-    /// `self + other`, saturating at `Int64.min` and `Int64.max` instead of trapping.
-    @usableFromInline
-    func addingClamped(_ other: Int64) -> Int64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        if overflow { return other > 0 ? .max : .min }
-        return sum
-    }
-}

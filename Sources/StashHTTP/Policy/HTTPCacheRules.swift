@@ -1,4 +1,5 @@
 import HTTPTypes
+import Stash
 
 /// The RFC 9111 rules as pure functions of (request, stored response, now): no I/O,
 /// no clock, no state. ``HTTPCache`` applies them; tests call them directly.
@@ -92,39 +93,73 @@ struct HTTPCacheRules: Sendable {
     }
 
     // MARK: - Freshness and age
+    //
+    // Every time here is an `Int64` of nanoseconds, and every input can be extreme: a `Date` in
+    // the year 1 or 9999, `Age` and `max-age` at their parse limit (2^31 s), a stored entry's
+    // times read from a damaged file, a clock at `Int64.max`. So every step saturates
+    // (`addingClamped`, `subtractingClamped`, `multipliedClamped`) instead of trapping: an
+    // overflow would stop the process, and any origin, or anyone between it and the cache, could
+    // send the bytes that cause it. Saturating keeps each result's meaning: a response dated
+    // centuries ago has an age past any lifetime, so it is stale; one dated in the far future has
+    // an apparent age of 0. RFC 9111 §1.2.2 asks for the same: a delta-seconds or a calculation
+    // that overflows counts as 2^31 or the greatest integer the cache can represent.
+
+    /// Nanoseconds in a second.
+    static let nanosecondsPerSecond: Int64 = 1_000_000_000
+
+    /// The `Date` the rules use, in seconds since the epoch: the response's own, or when it has
+    /// none (or an invalid one) the time it was received (RFC 9110 §6.6.1).
+    func dateSeconds(_ response: StoredResponse) -> Int64 {
+        response.date ?? response.responseTime / Self.nanosecondsPerSecond
+    }
 
     /// The freshness lifetime in nanoseconds (RFC 9111 §4.2.1): `s-maxage` (shared mode),
-    /// then `max-age`, then `Expires` − `Date`, then the heuristic.
+    /// then `max-age`, then `Expires` − `Date`, then the heuristic. Never negative, and never
+    /// more than 2^31 seconds.
+    ///
+    /// - Complexity: O(1).
     func freshnessLifetime(_ response: StoredResponse) -> Int64 {
         let cc = directives(response)
-        if mode.isShared, let sMaxAge = cc.seconds("s-maxage") { return sMaxAge * 1_000_000_000 }
-        if let maxAge = cc.seconds("max-age") { return maxAge * 1_000_000_000 }
-        let dateSeconds = response.date ?? response.responseTime / 1_000_000_000
+        if mode.isShared, let sMaxAge = cc.seconds("s-maxage") { return sMaxAge.multipliedClamped(by: Self.nanosecondsPerSecond) }
+        if let maxAge = cc.seconds("max-age") { return maxAge.multipliedClamped(by: Self.nanosecondsPerSecond) }
+        let date = dateSeconds(response)
         switch response.expires {
         case .invalid: return 0
         case .at(let expires):
             // Clamped like any delta-seconds (RFC 9111 §1.2.2), so a far-future Expires
-            // (year 9999) cannot overflow the conversion to nanoseconds.
-            let seconds = min(max(0, expires - dateSeconds), CacheControl.maximumDeltaSeconds)
-            return seconds * 1_000_000_000
+            // (year 9999) is the longest lifetime, not an overflow.
+            let seconds = min(max(0, expires.subtractingClamped(date)), CacheControl.maximumDeltaSeconds)
+            return seconds.multipliedClamped(by: Self.nanosecondsPerSecond)
         case .absent: break
         }
         guard Self.heuristicallyCacheable.contains(response.status.code) || cc.contains("public"),
-              let lastModified = response.lastModified, dateSeconds > lastModified
+              let lastModified = response.lastModified, date > lastModified
         else { return 0 }
         // RFC 9111 §4.2.2: a fraction of the time since the last modification; 10 % is typical.
-        return min((dateSeconds - lastModified) / 10, heuristicCap) * 1_000_000_000
+        let seconds = min(date.subtractingClamped(lastModified) / 10, heuristicCap, CacheControl.maximumDeltaSeconds)
+        return seconds.multipliedClamped(by: Self.nanosecondsPerSecond)
     }
 
-    /// The current age in nanoseconds (RFC 9111 §4.2.3).
+    /// The current age in nanoseconds (RFC 9111 §4.2.3): never negative, saturating at
+    /// `Int64.max` (about 292 years) instead of overflowing.
+    ///
+    /// - Complexity: O(1).
     func currentAge(_ response: StoredResponse, now: Int64) -> Int64 {
-        let dateNanos = (response.date ?? response.responseTime / 1_000_000_000).multipliedClamped(by: 1_000_000_000)
-        let apparentAge = max(0, response.responseTime - dateNanos)
-        let responseDelay = max(0, response.responseTime - response.requestTime)
-        let correctedAgeValue = response.ageValue * 1_000_000_000 + responseDelay
+        let dateNanos = dateSeconds(response).multipliedClamped(by: Self.nanosecondsPerSecond)
+        let apparentAge = max(0, response.responseTime.subtractingClamped(dateNanos))
+        let responseDelay = max(0, response.responseTime.subtractingClamped(response.requestTime))
+        let correctedAgeValue = response.ageValue.multipliedClamped(by: Self.nanosecondsPerSecond).addingClamped(responseDelay)
         let correctedInitialAge = max(apparentAge, correctedAgeValue)
-        let residentTime = max(0, now - response.responseTime)
-        return correctedInitialAge + residentTime
+        let residentTime = max(0, now.subtractingClamped(response.responseTime))
+        return correctedInitialAge.addingClamped(residentTime)
+    }
+
+    /// How long past its freshness lifetime `response` is at `now`, in nanoseconds; negative
+    /// while it is fresh.
+    ///
+    /// - Complexity: O(1).
+    func staleness(_ response: StoredResponse, now: Int64) -> Int64 {
+        currentAge(response, now: now).subtractingClamped(freshnessLifetime(response))
     }
 
     /// Whether the response forbids serving it stale (RFC 9111 §5.2.2.2, §5.2.2.8, §5.2.2.10).
@@ -145,16 +180,23 @@ struct HTTPCacheRules: Sendable {
         let age = currentAge(response, now: now)
         let lifetime = freshnessLifetime(response)
         var fresh = lifetime > age
-        if let maxAge = requestCC.seconds("max-age"), age > maxAge * 1_000_000_000 { fresh = false }
-        if let minFresh = requestCC.seconds("min-fresh"), lifetime - age < minFresh * 1_000_000_000 { fresh = false }
+        if let maxAge = requestCC.seconds("max-age"), age > maxAge.multipliedClamped(by: Self.nanosecondsPerSecond) {
+            fresh = false
+        }
+        if let minFresh = requestCC.seconds("min-fresh"),
+           lifetime.subtractingClamped(age) < minFresh.multipliedClamped(by: Self.nanosecondsPerSecond) {
+            fresh = false
+        }
         if fresh { return .fresh }
         if forbidsStale(response) { return .validate }
-        let staleness = age - lifetime
+        let staleness = age.subtractingClamped(lifetime)
         if requestCC.contains("max-stale") {
-            let maxStale = requestCC.value("max-stale") == nil ? Int64.max : requestCC.seconds("max-stale")!
-            if maxStale == .max || staleness <= maxStale * 1_000_000_000 { return .staleAllowed }
+            // `max-stale` with no value accepts any staleness (RFC 9111 §5.2.1.2).
+            let maxStale = requestCC.value("max-stale") == nil ? Int64.max : requestCC.seconds("max-stale") ?? 0
+            if maxStale == .max || staleness <= maxStale.multipliedClamped(by: Self.nanosecondsPerSecond) { return .staleAllowed }
         }
-        if let window = directives(response).seconds("stale-while-revalidate"), staleness <= window * 1_000_000_000 {
+        if let window = directives(response).seconds("stale-while-revalidate"),
+           staleness <= window.multipliedClamped(by: Self.nanosecondsPerSecond) {
             return .staleWhileRevalidate
         }
         return .validate
@@ -168,13 +210,13 @@ struct HTTPCacheRules: Sendable {
     /// and `s-maxage`).
     func mayServeStaleOnError(_ response: StoredResponse, for request: HTTPRequest, now: Int64, originUnreachable: Bool = false) -> Bool {
         if forbidsStale(response) { return false }
-        let staleness = currentAge(response, now: now) - freshnessLifetime(response)
+        let staleness = self.staleness(response, now: now)
         if staleness <= 0 { return true }
         let window = max(
             directives(response).seconds("stale-if-error") ?? -1,
             Self.requestCacheControl(request).seconds("stale-if-error") ?? -1,
             originUnreachable && staleIfUnreachable > 0 ? staleIfUnreachable : -1)
-        return window >= 0 && staleness <= window * 1_000_000_000
+        return window >= 0 && staleness <= window.multipliedClamped(by: Self.nanosecondsPerSecond)
     }
 
     /// The request's `Cache-Control`, or `no-cache` when it has none and `Pragma` says
@@ -189,21 +231,13 @@ struct HTTPCacheRules: Sendable {
 
     // MARK: - Responses built from a stored one
 
-    /// The stored response as sent to a client: its fields with `Age` set to the current age in seconds.
-    /// `Date` is left as the origin sent it.
+    /// The stored response as sent to a client: its fields with `Age` set to the current age in
+    /// seconds, at most 2^31 (RFC 9111 §1.2.2). `Date` is left as the origin sent it.
     func servedFields(_ response: StoredResponse, now: Int64) -> HTTPFields {
         var fields = response.fields
-        fields[.age] = String(currentAge(response, now: now) / 1_000_000_000)
+        let ageSeconds = min(currentAge(response, now: now) / Self.nanosecondsPerSecond, CacheControl.maximumDeltaSeconds)
+        fields[.age] = String(ageSeconds)
         return fields
-    }
-}
-
-extension Int64 {
-    /// `self * other`, saturating instead of trapping.
-    func multipliedClamped(by other: Int64) -> Int64 {
-        let (product, overflow) = multipliedReportingOverflow(by: other)
-        if overflow { return (self < 0) != (other < 0) ? .min : .max }
-        return product
     }
 }
 
