@@ -8,6 +8,16 @@
 /// deviation (other time zones, missing comma, doubled spaces, one-digit hours,
 /// a two-digit year in the IMF form) makes the value invalid, which callers
 /// treat as the RFC says for each field (an invalid `Expires` is in the past).
+///
+/// Two edges of the grammar have a fixed meaning here, so that every value `parse` returns
+/// survives `format` and `parse` again (`parse(format(parse(x))) == parse(x)` for every `x`):
+/// - **The leap second** `23:59:60`, which the grammar allows (RFC 9110 §5.6.7), is read as
+///   `23:59:59`. Seconds since the epoch, like POSIX time, have no leap seconds, so the second
+///   before is the closest time they can name; rolling over to the next day would turn
+///   `31 Dec 9999 23:59:60` into a year the four-digit grammar cannot write.
+/// - **The range** is what four-digit years name: from `01 Jan 0000 00:00:00` to
+///   `31 Dec 9999 23:59:59` (proleptic Gregorian, as RFC 9110 uses). `parse` never returns a
+///   value outside it, and `format` clamps to it.
 enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let shortDays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -32,10 +42,17 @@ enum HTTPDate {
         return nil
     }
 
-    /// `value` as an IMF-fixdate, the form HTTP senders must use.
+    /// The earliest date `parse` returns and `format` writes: `Sat, 01 Jan 0000 00:00:00 GMT`.
+    static let earliest: Int64 = days(year: 0, month: 1, day: 1) * 86_400
+    /// The latest date `parse` returns and `format` writes: `Fri, 31 Dec 9999 23:59:59 GMT`.
+    static let latest: Int64 = days(year: 9999, month: 12, day: 31) * 86_400 + 86_399
+
+    /// `seconds` as an IMF-fixdate, the form HTTP senders must use; clamped to
+    /// ``earliest``...``latest``, the dates a four-digit year can name.
     ///
     /// - Complexity: O(1).
     static func format(_ seconds: Int64) -> String {
+        let seconds = min(max(seconds, earliest), latest)
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
@@ -113,17 +130,18 @@ enum HTTPDate {
         return value
     }
 
-    /// `HH:MM:SS`, two digits each, as seconds into the day.
+    /// `HH:MM:SS`, two digits each, as seconds into the day. The second may be 60, a leap
+    /// second, which is read as 59 (see the type's discussion).
     private static func time(_ bytes: [UInt8]) -> Int64? {
         guard bytes.count == 8, bytes[2] == UInt8(ascii: ":"), bytes[5] == UInt8(ascii: ":"),
               let hour = digits(bytes[0..<2]), let minute = digits(bytes[3..<5]), let second = digits(bytes[6..<8]),
               hour < 24, minute < 60, second <= 60
         else { return nil }
-        return hour * 3600 + minute * 60 + second
+        return hour * 3600 + minute * 60 + min(second, 59)
     }
 
     private static func seconds(year: Int64, month: Int64, day: Int64, time: Int64) -> Int64? {
-        guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        guard year >= 0, year <= 9999, day >= 1, day <= daysIn(month: month, year: year) else { return nil }
         return days(year: year, month: month, day: day) * 86_400 + time
     }
 
