@@ -4,11 +4,11 @@ import NIOCore
 ///
 /// Wrap it in `ByteToMessageHandler`. A malformed reply, or one over a limit,
 /// throws a ``RedisError`` (which NIO passes to `errorCaught`); bytes left over
-/// when the connection closes throw `.connectionClosed` naming the truncated reply.
+/// when the connection closes (or an aggregate the parser holds open) throw `.protocolViolation`.
 struct RESPDecoder: ByteToMessageDecoder {
     typealias InboundOut = RESPValue
 
-    let parser: RESPParser
+    var parser: RESPParser
 
     init(parser: RESPParser = RESPParser()) {
         self.parser = parser
@@ -22,10 +22,11 @@ struct RESPDecoder: ByteToMessageDecoder {
 
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
-        if buffer.readableBytes > 0 {
+        // The parser may hold the complete elements of an open aggregate, with nothing left in the buffer.
+        if buffer.readableBytes > 0 || parser.isInsideValue {
             let count = buffer.readableBytes
             buffer.moveReaderIndex(forwardBy: count)
-            throw RedisError(.protocolViolation, "the connection closed inside a reply (\(count) bytes of a truncated reply)")
+            throw RedisError(.protocolViolation, "the connection closed inside a reply (\(count) bytes of it left unparsed)")
         }
         return .needMoreData
     }

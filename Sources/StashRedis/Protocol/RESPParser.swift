@@ -1,47 +1,128 @@
 import NIOCore
 
-/// Parses one RESP2 or RESP3 value from the front of a buffer, consuming it
-/// only when the whole value is there. RESP3 types are folded into RESP2's as
-/// ``RESPValue`` says; RESP3 attributes are skipped.
+/// Parses RESP2 and RESP3 values from the front of a buffer as their bytes arrive. RESP3 types
+/// are folded into RESP2's as ``RESPValue`` says; RESP3 attributes are skipped.
 ///
-/// Incremental by re-parsing: an incomplete value leaves the buffer untouched and
-/// returns `nil`, and the next call starts over from the same byte. Every length
-/// the peer announces is checked against a limit before anything is allocated
-/// or awaited, so a hostile or broken server can make it throw but never make it
-/// allocate more than ``maximumBulkLength`` for one string, wait for a line longer
-/// than ``maximumLineLength``, or recurse deeper than ``maximumDepth``.
+/// Incremental in linear time: each call consumes every complete scalar it finds and keeps the
+/// aggregates whose elements are still arriving (their headers and the elements so far) in the
+/// parser, so no byte is parsed twice, however many reads a large reply takes. A scalar that has
+/// not fully arrived (a line without its CRLF, a bulk string short of its length) is left in the
+/// buffer and read again from its type byte on the next call: that costs its header line, never
+/// its payload. An `MGET` of many keys, arriving in many TCP reads, costs the same as one read of
+/// the whole reply (figures in `docs/benchmarks.md`, "RESP decoding").
 ///
-/// Thread-safety: a value type with no shared state.
-struct RESPParser: Sendable {
+/// Every length the peer announces is checked against a limit before anything is allocated or
+/// awaited, so a hostile or broken server can make it throw but never make it allocate more than
+/// ``maximumBulkLength`` for one string, wait for a line longer than ``maximumLineLength``, or nest
+/// deeper than ``maximumDepth``. An element takes at least three bytes, so the elements kept for
+/// an open aggregate never outnumber the bytes received for it.
+///
+/// After it throws, the parser forgets the aggregates it held: the connection is unusable anyway.
+///
+/// Thread-safety: a value type; one parser per connection, mutated by its decoder alone.
+package struct RESPParser: Sendable {
     /// The largest bulk string accepted, in bytes.
-    var maximumBulkLength: Int
+    package var maximumBulkLength: Int
     /// The largest array accepted, in elements.
-    var maximumArrayCount: Int
+    package var maximumArrayCount: Int
     /// The deepest nesting of arrays accepted.
-    var maximumDepth: Int
+    package var maximumDepth: Int
     /// The longest simple string, error or header line accepted, in bytes.
-    var maximumLineLength: Int
+    package var maximumLineLength: Int
 
-    init(maximumBulkLength: Int = 512 * 1024 * 1024, maximumArrayCount: Int = 1 << 24,
-         maximumDepth: Int = 32, maximumLineLength: Int = 64 * 1024) {
+    /// The aggregates whose header was read and whose elements are still arriving, outermost first.
+    private var open: [OpenAggregate] = []
+
+    /// An aggregate being filled: its type byte, how many elements it still needs, and those it has.
+    private struct OpenAggregate: Sendable {
+        /// `*`, `~`, `>`, `%` or `|`; or ``RESPParser/attributedReply``, the one value an
+        /// attribute precedes, which replaces the attribute.
+        var type: UInt8
+        var remaining: Int
+        var elements: [RESPValue]
+    }
+
+    /// The marker of the value that follows an attribute (not a RESP type byte).
+    private static let attributedReply: UInt8 = 0
+
+    /// What one step of the parser read: a whole value, or the header of a non-empty aggregate
+    /// (or of an attribute, which may be empty).
+    private enum Item {
+        case value(RESPValue)
+        case aggregate(type: UInt8, count: Int)
+    }
+
+    package init(maximumBulkLength: Int = 512 * 1024 * 1024, maximumArrayCount: Int = 1 << 24,
+                 maximumDepth: Int = 32, maximumLineLength: Int = 64 * 1024) {
         self.maximumBulkLength = maximumBulkLength
         self.maximumArrayCount = maximumArrayCount
         self.maximumDepth = maximumDepth
         self.maximumLineLength = maximumLineLength
     }
 
-    /// Parses one value, consuming its bytes; `nil` (nothing consumed) when more bytes are needed.
+    /// Whether the parser holds part of a value: an aggregate whose elements have not all arrived.
+    /// A connection that closes then has truncated a reply, even when its buffer is empty.
+    package var isInsideValue: Bool { !open.isEmpty }
+
+    /// Parses one value, consuming the bytes it has used; `nil` when more bytes are needed (the
+    /// bytes of complete elements of an open aggregate are consumed and kept in the parser).
     ///
+    /// - Complexity: O(n) in the bytes consumed, amortized over the calls that complete a value.
     /// - Throws: ``RedisError`` `.protocolViolation` for malformed input,
     ///   `.replyTooLarge` for a length over a limit.
-    func parse(_ buffer: inout ByteBuffer) throws(RedisError) -> RESPValue? {
-        var offset = buffer.readerIndex
-        guard let value = try parseValue(buffer, at: &offset, depth: 0) else { return nil }
-        buffer.moveReaderIndex(to: offset)
-        return value
+    package mutating func parse(_ buffer: inout ByteBuffer) throws(RedisError) -> RESPValue? {
+        do {
+            return try parseSteps(&buffer)
+        } catch {
+            open.removeAll()
+            throw error
+        }
     }
 
-    private func parseValue(_ buffer: ByteBuffer, at offset: inout Int, depth: Int) throws(RedisError) -> RESPValue? {
+    private mutating func parseSteps(_ buffer: inout ByteBuffer) throws(RedisError) -> RESPValue? {
+        nextItem: while true {
+            var cursor = buffer.readerIndex
+            guard let item = try readItem(buffer, at: &cursor, depth: open.count) else { return nil }
+            buffer.moveReaderIndex(to: cursor)
+            var value: RESPValue
+            switch item {
+            case .value(let complete):
+                value = complete
+            case .aggregate(_, 0):
+                // An empty attribute: only its reply follows.
+                open.append(OpenAggregate(type: Self.attributedReply, remaining: 1, elements: []))
+                continue nextItem
+            case .aggregate(let type, let count):
+                var elements: [RESPValue] = []
+                // Reserve no more than the bytes at hand can hold (at least 3 bytes an element).
+                elements.reserveCapacity(min(count, buffer.readableBytes / 3 + 1))
+                open.append(OpenAggregate(type: type, remaining: count, elements: elements))
+                continue nextItem
+            }
+            // Hand the value to the aggregates waiting for it, closing each that it completes.
+            while !open.isEmpty {
+                let last = open.count - 1
+                open[last].elements.append(value)
+                open[last].remaining -= 1
+                guard open[last].remaining == 0 else { continue nextItem }
+                let done = open.removeLast()
+                switch done.type {
+                case UInt8(ascii: "|"):
+                    // Attributes: metadata about the value that follows, which is the reply. Skipped.
+                    open.append(OpenAggregate(type: Self.attributedReply, remaining: 1, elements: []))
+                    continue nextItem
+                case Self.attributedReply: value = done.elements[0]
+                case UInt8(ascii: ">"): value = .push(done.elements)
+                default: value = .array(done.elements)
+                }
+            }
+            return value
+        }
+    }
+
+    /// Reads one scalar, or one aggregate's header, at `offset`; `nil` when its bytes have not all
+    /// arrived. An empty aggregate is a whole value, except an attribute: its reply follows.
+    private func readItem(_ buffer: ByteBuffer, at offset: inout Int, depth: Int) throws(RedisError) -> Item? {
         guard let type = buffer.getInteger(at: offset, as: UInt8.self) else { return nil }
         var cursor = offset + 1
         let value: RESPValue
@@ -106,28 +187,14 @@ struct RESPParser: Sendable {
             guard depth < maximumDepth else {
                 throw RedisError(.protocolViolation, "aggregates nest deeper than \(maximumDepth)")
             }
-            let count = Int(count64)
-            // Every element takes at least 3 bytes, so an announced count the bytes
-            // cannot hold yet waits without reserving memory for it.
-            var elements: [RESPValue] = []
-            elements.reserveCapacity(min(count, (buffer.writerIndex - cursor) / 3 + 1))
-            for _ in 0..<count {
-                guard let element = try parseValue(buffer, at: &cursor, depth: depth + 1) else { return nil }
-                elements.append(element)
-            }
-            switch type {
-            case UInt8(ascii: ">"): value = .push(elements)
-            case UInt8(ascii: "|"):
-                // Attributes: metadata about the value that follows, which is the reply. Skipped.
-                guard let reply = try parseValue(buffer, at: &cursor, depth: depth + 1) else { return nil }
-                value = reply
-            default: value = .array(elements)
-            }
+            offset = cursor
+            if count64 > 0 || type == UInt8(ascii: "|") { return .aggregate(type: type, count: Int(count64)) }
+            return .value(type == UInt8(ascii: ">") ? .push([]) : .array([]))
         default:
             throw RedisError(.protocolViolation, "unknown RESP type byte 0x\(String(type, radix: 16))")
         }
         offset = cursor
-        return value
+        return .value(value)
     }
 
     /// The range of the bytes up to the next CRLF, or `nil` if it has not arrived; throws past `limit` bytes.

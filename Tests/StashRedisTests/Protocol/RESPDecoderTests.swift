@@ -86,7 +86,7 @@ final class RESPDecoderTests: XCTestCase {
                          ":99999999999999999999\r\n", "#x\r\n", "_x\r\n", "=2\r\nab\r\n",
                          "#\r\n", "#tt\r\n", "%-1\r\n", "~-1\r\n", ">-1\r\n", "|-1\r\n", "!-1\r\n", "=-1\r\n"]
         for wire in malformed {
-            let parser = RESPParser()
+            var parser = RESPParser()
             var buffer = ByteBuffer(string: wire)
             XCTAssertThrowsError(try parser.parse(&buffer), wire.debugDescription) { error in
                 XCTAssertEqual((error as? RedisError)?.code, .protocolViolation, "\(wire.debugDescription): \(error)")
@@ -95,7 +95,7 @@ final class RESPDecoderTests: XCTestCase {
     }
 
     func testAnnouncedLengthsOverTheLimitsThrowBeforeTheBytesArrive() {
-        let parser = RESPParser(maximumBulkLength: 100, maximumArrayCount: 10)
+        var parser = RESPParser(maximumBulkLength: 100, maximumArrayCount: 10)
         for wire in ["$101\r\n", "$9223372036854775807\r\n", "*11\r\n", "%6\r\n", "|6\r\n", "=101\r\n", ">11\r\n"] {
             var buffer = ByteBuffer(string: wire)
             XCTAssertThrowsError(try parser.parse(&buffer), wire.debugDescription) { error in
@@ -105,7 +105,7 @@ final class RESPDecoderTests: XCTestCase {
     }
 
     func testALineWithoutCRLFPastTheLimitThrowsInsteadOfWaiting() {
-        let parser = RESPParser(maximumLineLength: 16)
+        var parser = RESPParser(maximumLineLength: 16)
         var buffer = ByteBuffer(string: "+" + String(repeating: "a", count: 40))
         XCTAssertThrowsError(try parser.parse(&buffer))
         var integer = ByteBuffer(string: ":" + String(repeating: "1", count: 30))
@@ -113,7 +113,7 @@ final class RESPDecoderTests: XCTestCase {
     }
 
     func testNestingDeeperThanTheLimitThrows() {
-        let parser = RESPParser(maximumDepth: 4)
+        var parser = RESPParser(maximumDepth: 4)
         var buffer = ByteBuffer(string: String(repeating: "*1\r\n", count: 6) + ":1\r\n")
         XCTAssertThrowsError(try parser.parse(&buffer))
         // Attributes before attributes count as nesting too.
@@ -121,11 +121,72 @@ final class RESPDecoderTests: XCTestCase {
         XCTAssertThrowsError(try parser.parse(&attributes))
     }
 
-    func testAnIncompleteReplyConsumesNothing() throws {
-        let parser = RESPParser()
-        var buffer = ByteBuffer(string: "*2\r\n$3\r\nfoo\r\n")
+    func testAnIncompleteScalarConsumesNothing() throws {
+        var parser = RESPParser()
+        var buffer = ByteBuffer(string: "$10\r\nabc")
         XCTAssertNil(try parser.parse(&buffer))
         XCTAssertEqual(buffer.readerIndex, 0)
+        XCTAssertFalse(parser.isInsideValue)
+    }
+
+    /// The regression test of the quadratic decoder (issue #25): an aggregate's complete elements
+    /// are consumed as they arrive and kept in the parser, so the next read starts where this one
+    /// stopped instead of at the reply's first byte.
+    func testAnIncompleteAggregateConsumesItsCompleteElements() throws {
+        var parser = RESPParser()
+        var buffer = ByteBuffer(string: "*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n$3\r\nba")
+        XCTAssertNil(try parser.parse(&buffer))
+        // "*3", "foo", "*2" and ":1" are consumed; the bulk string that has not arrived is not.
+        XCTAssertEqual(buffer.readerIndex, "*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n".utf8.count)
+        XCTAssertTrue(parser.isInsideValue)
+        buffer.writeString("r\r\n+x\r\n")
+        let value = try parser.parse(&buffer)
+        XCTAssertEqual(value, .array([
+            .bulkString(ByteBuffer(string: "foo")),
+            .array([.integer(1), .bulkString(ByteBuffer(string: "bar"))]),
+            .simpleString("x"),
+        ]))
+        XCTAssertFalse(parser.isInsideValue)
+        XCTAssertEqual(buffer.readableBytes, 0)
+    }
+
+    /// A large array arriving in 1 KB reads, as a big `MGET` reply does, decodes to the value one
+    /// read of the whole reply gives, and each read consumes what it completes.
+    func testALargeArrayInSmallReadsDecodesAsOneRead() throws {
+        let element = "$100\r\n" + String(repeating: "v", count: 100) + "\r\n"
+        let wire = Array(("*10000\r\n" + String(repeating: element, count: 10_000)).utf8)
+        var whole = ByteBuffer(bytes: wire)
+        var oneRead = RESPParser()
+        let expected = try XCTUnwrap(try oneRead.parse(&whole))
+        var parser = RESPParser()
+        var buffer = ByteBuffer()
+        var decoded: RESPValue?
+        for start in stride(from: 0, to: wire.count, by: 1024) {
+            buffer.writeBytes(wire[start..<min(start + 1024, wire.count)])
+            XCTAssertNil(decoded, "the value was complete before its last byte arrived")
+            decoded = try parser.parse(&buffer)
+            // Unconsumed bytes never exceed one element and the next read.
+            XCTAssertLessThan(buffer.readableBytes, element.utf8.count + 1024)
+        }
+        XCTAssertEqual(decoded, expected)
+    }
+
+    func testAParserThatThrewStartsAfresh() throws {
+        var parser = RESPParser()
+        var bad = ByteBuffer(string: "*2\r\n:1\r\n?x\r\n")
+        XCTAssertThrowsError(try parser.parse(&bad))
+        XCTAssertFalse(parser.isInsideValue)
+        var good = ByteBuffer(string: ":5\r\n")
+        XCTAssertEqual(try parser.parse(&good), .integer(5))
+    }
+
+    func testATruncatedAggregateAtCloseIsAnErrorEvenWhenTheBufferIsEmpty() throws {
+        let channel = makeChannel()
+        try channel.writeInbound(ByteBuffer(string: "*2\r\n$3\r\nfoo\r\n"))
+        XCTAssertNil(try channel.readInbound(as: RESPValue.self))
+        XCTAssertThrowsError(try channel.finish()) { error in
+            XCTAssertEqual((error as? RedisError)?.code, .protocolViolation)
+        }
     }
 
     func testATruncatedReplyAtCloseIsAnError() throws {

@@ -75,6 +75,7 @@ final class RESPFuzzTests: XCTestCase {
 
     /// Parses everything in `bytes`; returns the values, stopping at the first error or incomplete value.
     private func parseAll(_ bytes: [UInt8]) -> (values: [RESPValue], error: RedisError?) {
+        var parser = self.parser
         var buffer = ByteBuffer(bytes: bytes)
         var values: [RESPValue] = []
         // Each parsed value consumes at least 3 bytes, so this loop is bounded.
@@ -87,6 +88,44 @@ final class RESPFuzzTests: XCTestCase {
             }
         }
         return (values, nil)
+    }
+
+    /// Parses `bytes` as they would arrive in reads cut at random points: the values, or the first error.
+    private func parseInRandomReads(_ bytes: [UInt8], _ random: inout SeededGenerator) -> (values: [RESPValue], error: RedisError?) {
+        var parser = self.parser
+        var buffer = ByteBuffer()
+        var values: [RESPValue] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + Int.random(in: 1...24, using: &random))
+            buffer.writeBytes(bytes[start..<end])
+            start = end
+            do {
+                while let value = try parser.parse(&buffer) { values.append(value) }
+            } catch {
+                return (values, error)
+            }
+        }
+        return (values, nil)
+    }
+
+    /// Parsing is independent of how the bytes are split into reads: the same values, or the same error.
+    func testRepliesSplitIntoRandomReadsParseAsOneRead() {
+        var random = SeededGenerator(seed: 0x5EED_0025)
+        for round in 0..<3000 {
+            let values = (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.randomValue(&random) }
+            var wire: [UInt8] = []
+            for value in values {
+                if round.isMultiple(of: 2) { Self.encode(value, into: &wire) } else { Self.encodeRESP3(value, into: &wire, &random) }
+            }
+            if round.isMultiple(of: 3), !wire.isEmpty {
+                wire[Int.random(in: 0..<wire.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            let whole = parseAll(wire)
+            let split = parseInRandomReads(wire, &random)
+            XCTAssertEqual(split.values, whole.values, "round \(round)")
+            XCTAssertEqual(split.error?.code, whole.error?.code, "round \(round)")
+        }
     }
 
     func testRandomWellFormedRepliesRoundTrip() {

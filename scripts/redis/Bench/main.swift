@@ -5,6 +5,7 @@
 //   stash-redis-bench throughput PORT MODE(get|set) LAYER(client|tier) CLIENTS PIPELINE REQUESTS
 //   stash-redis-bench invalidation PORT SAMPLES
 //   stash-redis-bench memory-hit PORT ROUNDS
+//   stash-redis-bench decode MEGABYTES… [--rounds N] [--read BYTES]   (no server: DecodeBench.swift)
 //
 // Prints one line: `rps=<requests per second>`, `p50_us=<..> p99_us=<..>`, or (memory-hit)
 // the median nanoseconds per hit of a plain MemoryCache, of `Cache` with a Redis tier
@@ -34,8 +35,12 @@ nonisolated func timeLookups(
 }
 
 let arguments = CommandLine.arguments
+if arguments.count >= 2, arguments[1] == "decode" {
+    try runDecodeBench(Array(arguments.dropFirst(2)))
+    exit(0)
+}
 guard arguments.count >= 3, let port = Int(arguments[2]) else {
-    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | memory-hit PORT ROUNDS")
+    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | memory-hit PORT ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
     exit(2)
 }
 
