@@ -67,8 +67,11 @@ import Testing
     /// heuristic cap: none may trap (a trap stops the process), and each result stays in range.
     @Test func everyComputationOnExtremeInputsStaysInRange() {
         let maximumNanoseconds = CacheControl.maximumDeltaSeconds * 1_000_000_000
-        let lastModifiedDates = [nil, Self.extremeDates[1], Self.extremeDates[7], Self.extremeDates[9]]
-        let expiresDates = [nil, "0", Self.extremeDates[1], Self.extremeDates[3], Self.extremeDates[9]]
+        // `Last-Modified` and `Expires` enter the computations only through their distance to
+        // `Date`: the earliest and the latest date give the largest distances either way ("0" is
+        // an invalid `Expires`, which means already expired).
+        let lastModifiedDates = [nil, Self.extremeDates[1]]
+        let expiresDates = [nil, "0", Self.extremeDates[1], Self.extremeDates[9]]
         var checked = 0
         var outOfRange: [String] = []
         for mode in [HTTPCacheMode.shared, .private] {
@@ -111,7 +114,7 @@ import Testing
             }
         }
         #expect(outOfRange.isEmpty, "\(outOfRange.prefix(5))")
-        #expect(checked == 2 * 11 * 4 * 5 * 5 * 4 * 4 * 4 * Self.extremeRequests.count)
+        #expect(checked == 2 * 11 * 2 * 4 * 5 * 4 * 4 * 4 * Self.extremeRequests.count)
     }
 
     /// A response dated centuries ago has an age past any lifetime: it is stale, not a crash.
