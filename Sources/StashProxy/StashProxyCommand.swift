@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import ArgumentParser
 import AsyncHTTPClient
 import Logging
@@ -110,3 +111,12 @@ struct StashProxyCommand: AsyncParsableCommand {
         try await client.shutdown()
     }
 }
+#else
+/// Built without the `AsyncHTTPClient` package trait: says so instead of serving.
+@main
+enum StashProxyUnavailable {
+    static func main() {
+        print("stash-proxy was built without the Stash package's AsyncHTTPClient trait")
+    }
+}
+#endif  // AsyncHTTPClient

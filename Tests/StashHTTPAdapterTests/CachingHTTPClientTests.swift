@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -281,3 +282,4 @@ import Testing
         try await fixture.stop()
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -174,3 +175,4 @@ import Testing
         #expect(fixture.origin.received.last?.headers["If-None-Match"] == ["\"v1\""])
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -96,3 +97,4 @@ import Testing
         try await origin.stop()
     }
 }
+#endif  // AsyncHTTPClient

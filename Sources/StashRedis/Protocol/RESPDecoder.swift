@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// A channel handler stage that turns inbound bytes into ``RESPValue`` replies.
@@ -30,3 +31,4 @@ struct RESPDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 }
+#endif  // Redis

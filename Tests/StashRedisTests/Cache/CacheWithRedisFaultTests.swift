@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import XCTest
@@ -178,3 +179,4 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import XCTest
 @testable import Stash
@@ -243,3 +244,4 @@ private func XCTAssertThrowsErrorAsync<T>(
         XCTFail("no error thrown", file: file, line: line)
     } catch {}
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import NIOCore
@@ -189,3 +190,4 @@ final class CacheWithRedisTwoProcessTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

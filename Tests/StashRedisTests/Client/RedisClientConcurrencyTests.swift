@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import Stash
 import XCTest
@@ -50,3 +51,4 @@ final class RedisClientConcurrencyTests: XCTestCase {
         XCTAssertEqual(probes, 1, "exactly one probe when half-open")
     }
 }
+#endif  // Redis

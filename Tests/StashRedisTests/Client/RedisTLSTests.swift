@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import NIOSSL
@@ -57,3 +58,4 @@ final class RedisTLSTests: RedisServerTestCase {
     }
 
 }
+#endif  // Redis

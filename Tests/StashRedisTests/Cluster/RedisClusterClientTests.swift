@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import XCTest
 @testable import StashRedis
@@ -158,3 +159,4 @@ final class RedisClusterClientTests: XCTestCase {
         await second.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import XCTest
@@ -78,3 +79,4 @@ final class RedisClusterFailoverTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

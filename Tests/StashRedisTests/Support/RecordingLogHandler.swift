@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 import Stash
 
@@ -28,3 +29,4 @@ struct RecordingLogHandler: LogHandler {
         return (Logger(label: "test") { _ in RecordingLogHandler(store: store) }, store)
     }
 }
+#endif  // Redis

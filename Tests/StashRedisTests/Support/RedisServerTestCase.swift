@@ -1,3 +1,4 @@
+#if Redis
 import XCTest
 
 /// A test case with its own real `redis-server` per test, started before each
@@ -16,3 +17,4 @@ class RedisServerTestCase: XCTestCase {
         server = nil
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 /// SplitMix64: a small seeded generator, so that randomized tests repeat exactly.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
@@ -10,3 +11,4 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 @testable import Stash
 @testable import StashRedis
@@ -49,3 +50,4 @@ extension RedisServerProcess {
         return Int(calls) ?? 0
     }
 }
+#endif  // Redis

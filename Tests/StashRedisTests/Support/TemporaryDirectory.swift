@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 
 /// A fresh directory under the system's temporary directory, removed at deinit.
@@ -13,3 +14,4 @@ final class TemporaryDirectory: Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 }
+#endif  // Redis

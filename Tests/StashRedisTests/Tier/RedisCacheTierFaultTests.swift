@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import Stash
@@ -60,3 +61,4 @@ final class RedisCacheTierFaultTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

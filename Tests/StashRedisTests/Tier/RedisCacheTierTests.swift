@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import Stash
@@ -236,3 +237,4 @@ final class RedisCacheTierTests: XCTestCase {
         XCTAssertNil(RedisTierEngine.parseInvalidation(ByteBuffer(), ownID: "x"))
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Stash
 import XCTest
 @testable import StashRedis
@@ -51,3 +52,4 @@ final class RedisCircuitBreakerTests: XCTestCase {
         XCTAssertFalse(RedisCircuitBreaker.isOutage(RedisError(.valueTooLarge, "")))
     }
 }
+#endif  // Redis
