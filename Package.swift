@@ -84,14 +84,21 @@ let package = Package(
         // acknowledged operation, so the reliability tests can kill it at any point.
         .executableTarget(
             name: "stash-stress",
-            dependencies: ["Stash", "StressSupport"],
+            dependencies: ["Stash", "StressSupport", "StashTestSupport"],
             path: "Tests/StressHelper"
         ),
-        // What the helper and the tests share: a seeded generator and the
-        // self-describing value format.
+        // What the helper and the reliability tests share: the self-describing value format.
         .target(
             name: "StressSupport",
+            dependencies: ["StashTestSupport"],
             path: "Tests/StressSupport"
+        ),
+        // Not a product: what every test target shares (a seeded generator, temporary
+        // directories, a recording log handler, bounded waits).
+        .target(
+            name: "StashTestSupport",
+            dependencies: ["Stash", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StashTestSupport"
         ),
         // The RFC 9111 HTTP cache: the policy and the store. HTTPTypes only, no SwiftNIO.
         .target(
@@ -109,15 +116,15 @@ let package = Package(
         ),
         .testTarget(
             name: "StashMetricsTests",
-            dependencies: ["StashMetrics", "Stash", .product(name: "MetricsTestKit", package: "swift-metrics")]
+            dependencies: ["StashMetrics", "Stash", "StashTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]
         ),
         .testTarget(
             name: "StashHTTPTests",
-            dependencies: ["StashHTTP", "Stash", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["StashHTTP", "Stash", "StashTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "StashTests",
-            dependencies: ["Stash", "StressSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Stash", "StressSupport", "StashTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
 
         // --- Trait `Redis` ---------------------------------------------------------------
@@ -155,6 +162,7 @@ let package = Package(
             dependencies: [
                 "StashRedis",
                 "Stash",
+                "StashTestSupport",
                 nio("NIOCore", when: redis),
                 nio("NIOPosix", when: redis),
                 nio("NIOEmbedded", when: redis),
@@ -214,6 +222,7 @@ let package = Package(
                 "StashAsyncHTTPClient",
                 "StashProxy",
                 "StashHTTP",
+                "StashTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
                 nio("NIOCore", when: httpClient),

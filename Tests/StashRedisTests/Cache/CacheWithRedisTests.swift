@@ -158,7 +158,7 @@ final class CacheWithRedisTwoProcessTests: XCTestCase {
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
-        let directory = TemporaryDirectory(), peerDirectory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache"), peerDirectory = try TemporaryDirectory(prefix: "stash-redis-cache")
         let cache = try Cache<String>(directory: directory.path, codec: .string,
                                       remote: RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "two:")))
         await cache.waitUntilReceivingInvalidations()

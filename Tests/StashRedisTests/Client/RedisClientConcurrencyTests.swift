@@ -32,7 +32,7 @@ final class RedisClientConcurrencyTests: XCTestCase {
 
     func testTheBreakerOpensOnceUnderConcurrentFailures() async {
         let clock = ManualClock()
-        let (logger, logs) = RecordingLogHandler.makeLogger()
+        let logs = LogRecorder(), logger = logs.logger
         let breaker = RedisCircuitBreaker(failureThreshold: 5, openDuration: .seconds(1), clock: clock, logger: logger)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<200 {

@@ -24,7 +24,7 @@ final class RedisClusterFailoverTests: XCTestCase {
                                         maximumRedirections: 16)
         let candidates = cluster.servers.map { RedisConfiguration(host: "127.0.0.1", port: $0.port) }
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fo:"), subscribeOn: candidates)
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache")
         let cache = try Cache<String>(directory: directory.path, codec: .string, remote: tier)
         await cache.waitUntilReceivingInvalidations()
 

@@ -25,7 +25,7 @@ final class SharedRedisCaches {
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
         clients.append(client)
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix))
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache")
         directories.append(directory)
         return try Cache(
             memory: memory ? MemoryCache(configuration: .init(label: "test", clock: clock)) : nil,

@@ -14,7 +14,7 @@ final class RedisCacheTierFaultTests: XCTestCase {
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)
         let clock = ManualClock()
-        let (logger, logs) = RecordingLogHandler.makeLogger()
+        let logs = LogRecorder(), logger = logs.logger
         var tierConfiguration = RedisCacheTier<String>.Configuration()
         tierConfiguration.failureThreshold = 3
         tierConfiguration.openDuration = .seconds(5)

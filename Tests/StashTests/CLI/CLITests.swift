@@ -6,7 +6,7 @@ import Testing
 /// subprocess on a fresh temporary directory and checks its output and exit status.
 ///
 /// Exit statuses: 0 success, 1 not found, 2 bad usage, 3 no cache, 4 failure.
-@Suite struct CLITests {
+@Suite(.timeLimit(.minutes(5))) struct CLITests {
     /// A value size above the default inline threshold, so stored as a file; a
     /// round number, so that the stats tests can spell out totals.
     static let fileSize = 40_000
