@@ -249,7 +249,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Complexity: O(1) on a memory hit; one indexed `SELECT` otherwise.
     ///   Blocks on disk I/O on a memory miss. Thread-safe.
     // Inlinable, so that a memory hit is specialised for the caller's `Value`
-    // (unspecialised, the generic code took 20 times a MemoryCache hit).
+    // (unspecialised, the generic code looks up type metadata at every call: the cost is in
+    // docs/benchmarks.md, "Get-or-load (issue #16)", *History*).
     @inlinable
     public func value(forKey key: String) throws(StashError) -> Value? {
         if let hit = memory?.value(forKey: key) {

@@ -331,7 +331,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
     /// Reads an origin body the answer does not use (a 304's, which is empty; an error page served
     /// around) to its end, so a client such as AsyncHTTPClient can reuse the connection: a body
     /// dropped unread cancels the request and closes it, and every revalidation then paid for a
-    /// new connection (measured: a 304 took 1.6× a full 200 fetch through CachingHTTPClient).
+    /// new connection (docs/benchmarks.md, "HTTP client adapter (CachingHTTPClient)", has the cost).
     /// Reads at most 64 KiB; past that, or on an error, the connection is let go.
     static func discard(_ body: HTTPBody) async {
         _ = try? await body.collect(upTo: 64 << 10)
