@@ -150,7 +150,8 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Opens a cache whose disk tier lives in `directory`, with a default memory tier
-    /// (LRU, no limits but memory pressure) in front.
+    /// (S3-FIFO, the default ``EvictionPolicy``; bounded only by memory pressure unless
+    /// `memoryCountLimit` or `memoryCostLimit` is given) in front.
     ///
     /// - Parameters:
     ///   - directory: The disk tier's directory, created if missing.
