@@ -65,7 +65,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
     }
 
     func testRedisKilledAndRestartedDuringABurst() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start(["--appendonly", "yes", "--appendfsync", "always"])
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)
@@ -141,7 +141,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
     /// Redis restarted, answering once and then failing again: one outage for
     /// the cache, ended only by a success a quiet second after its last failure.
     func testARestartThatAnswersOnceAndFailsAgainIsOneOutage() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)

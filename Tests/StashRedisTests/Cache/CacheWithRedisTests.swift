@@ -13,7 +13,7 @@ final class CacheWithRedisTests: XCTestCase {
     private var caches: SharedRedisCaches!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         server = try RedisServerProcess.start()
         caches = SharedRedisCaches(server: server, prefix: "shared:")
     }
@@ -154,7 +154,7 @@ final class CacheWithRedisTests: XCTestCase {
 /// Two processes, each with its own `Cache`, sharing one redis-server.
 final class CacheWithRedisTwoProcessTests: XCTestCase {
     func testTwoProcessesSeeEachOthersWritesAndInvalidations() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))

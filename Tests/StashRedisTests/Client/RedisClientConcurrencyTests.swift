@@ -8,7 +8,7 @@ import XCTest
 /// breaker's counts hold under contention. Run under the thread sanitizer in CI.
 final class RedisClientConcurrencyTests: XCTestCase {
     func testConcurrentCallersGetTheirOwnReplies() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)

@@ -36,7 +36,7 @@ final class RedisClusterClientTests: XCTestCase {
     private var cluster: RedisClusterProcesses!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         cluster = try Self.shared.get()
     }
 

@@ -12,7 +12,7 @@ import XCTest
 /// with a primary fewer replicas.
 final class RedisClusterFailoverTests: XCTestCase {
     func testAKilledPrimaryFailsOverToItsReplica() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let cluster = try RedisClusterProcesses()
         defer { cluster.stop() }
         var configuration = RedisConfiguration()

@@ -8,7 +8,7 @@ class RedisServerTestCase: XCTestCase {
     var server: RedisServerProcess!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         server = try RedisServerProcess.start()
     }
 

@@ -9,7 +9,7 @@ import XCTest
 /// is logged once, and the tier recovers when Redis is back.
 final class RedisCacheTierFaultTests: XCTestCase {
     func testRedisKilledAndRestartedInTheMiddleOfALoad() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)

@@ -11,7 +11,7 @@ final class RedisCacheTierTests: XCTestCase {
     private var tiers: [RedisCacheTier<String>] = []
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         server = try RedisServerProcess.start(["--proto-max-bulk-len", "1mb"])
     }
 
