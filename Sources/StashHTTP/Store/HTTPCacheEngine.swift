@@ -22,10 +22,10 @@ final class HTTPCacheEngine: Sendable {
         var background: [Int: Task<Void, Never>] = [:]
         var nextBackgroundID = 0
         var diskClosed = false
-        /// Whether the last disk operation failed: failures are logged once per incident, not per call.
-        var diskFailing = false
     }
     private let state = LockedValue(State())
+    /// Disk failures, logged once per incident, not per call; the first success ends one.
+    private let diskIncidents: IncidentLog
 
     init(configuration: HTTPCache.Configuration) throws(StashError) {
         for (name, value) in [
@@ -51,6 +51,7 @@ final class HTTPCacheEngine: Sendable {
             staleIfUnreachable: configuration.staleIfUnreachable.components.seconds)
         clock = configuration.clock
         logger = configuration.logger
+        diskIncidents = IncidentLog(logger: configuration.logger, clock: configuration.clock)
         memory = MemoryCache(configuration: .init(
             label: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
             clock: configuration.clock, logger: configuration.logger))
@@ -226,11 +227,7 @@ final class HTTPCacheEngine: Sendable {
 
     /// Logs a disk failure unless the previous disk operation failed too.
     private func reportDiskFailure(_ message: Logger.Message, key: String, error: any Error) {
-        let first = state.withLock { state -> Bool in
-            defer { state.diskFailing = true }
-            return !state.diskFailing
-        }
-        if first { logger.warning(message, metadata: ["key": "\(key)", "error": "\(error)"]) }
+        diskIncidents.recordFailure(message, metadata: ["key": "\(key)", "error": "\(error)"])
     }
 
     // MARK: - Serving stored responses
@@ -456,11 +453,7 @@ final class HTTPCacheEngine: Sendable {
         guard let disk, !isDiskClosed else { return }
         do {
             try await disk.setValue(Data(entry.encoded()), forKey: key)
-            let recovered = state.withLock { state -> Bool in
-                defer { state.diskFailing = false }
-                return state.diskFailing
-            }
-            if recovered { logger.notice("the HTTP cache's disk tier works again") }
+            diskIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" }
         } catch {
             reportDiskFailure("storing an HTTP response on disk failed; it is kept in memory only", key: key, error: error)
         }
