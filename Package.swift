@@ -14,8 +14,8 @@ import PackageDescription
 // every use of them below is conditional on a trait (docs/benchmarks.md, "Build cost"). SwiftPM
 // cannot leave a target out by trait, so the targets stay and every file in them is wrapped in
 // `#if Redis` or `#if AsyncHTTPClient`: without its trait a target compiles to nothing. CI's
-// sanitizer runs use that with `--disable-default-traits` or `--traits Redis` to instrument no
-// SwiftNIO, BoringSSL or AsyncHTTPClient.
+// sanitizer runs use that (`--disable-default-traits`, and `--disable-default-traits --traits
+// Redis` for the Redis suites) so as not to instrument SwiftNIO, BoringSSL or AsyncHTTPClient.
 
 /// A SwiftNIO product of a target that needs it only with `trait` on.
 func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {

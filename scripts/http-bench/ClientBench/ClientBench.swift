@@ -165,11 +165,20 @@ enum ClientBench {
     }
 }
 #else
-/// Built without the `AsyncHTTPClient` package trait: says so instead of serving.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Built without the `AsyncHTTPClient` package trait: says so and fails instead of serving.
 @main
 enum ClientBenchUnavailable {
     static func main() {
         print("stash-http-client-bench was built without the Stash package's AsyncHTTPClient trait")
+        exit(1)
     }
 }
 #endif  // AsyncHTTPClient
