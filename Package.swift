@@ -1,30 +1,65 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The products built on SwiftNIO (the AsyncHTTPClient adapter, stash-proxy and the Redis tier)
-// are left out when STASH_CORE_ONLY is set, and the AsyncHTTPClient adapter and stash-proxy
-// alone when STASH_WITHOUT_HTTP_CLIENT is. Users never need them: a package that depends on the
-// `Stash` or `StashHTTP` product builds no SwiftNIO either way. CI sets them for its sanitizer
-// runs, which would otherwise instrument SwiftNIO, BoringSSL and AsyncHTTPClient once more each
-// (docs/development.md).
-let coreOnly = Context.environment["STASH_CORE_ONLY"] != nil
-let withHTTPClient = Context.environment["STASH_WITHOUT_HTTP_CLIENT"] == nil
+// Two package traits put the products built on SwiftNIO behind a switch (docs/development.md):
+//
+// - `Redis`: the `StashRedis` product (a RESP client on SwiftNIO and swift-nio-ssl);
+// - `AsyncHTTPClient`: the `StashAsyncHTTPClient` product and the `stash-proxy` executable
+//   (AsyncHTTPClient, SwiftNIO).
+//
+// Both are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
+// repository build and test everything. A package that uses only `Stash`, `StashHTTP` or
+// `StashMetrics` turns them off with `.package(url: ..., traits: [])`: SwiftPM then neither
+// resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient or their dependencies, because
+// every use of them below is conditional on a trait (docs/benchmarks.md, "Build cost"). SwiftPM
+// cannot leave a target out by trait, so the targets stay and every file in them is wrapped in
+// `#if Redis` or `#if AsyncHTTPClient`: without its trait a target compiles to nothing. CI's
+// sanitizer runs use that (`--disable-default-traits`, and `--disable-default-traits --traits
+// Redis` for the Redis suites) so as not to instrument SwiftNIO, BoringSSL or AsyncHTTPClient.
 
-var products: [Product] = [
-    .library(name: "Stash", targets: ["Stash"]),
-    .executable(name: "stash", targets: ["StashCLI"]),
-    .library(name: "StashHTTP", targets: ["StashHTTP"]),
-    .library(name: "StashMetrics", targets: ["StashMetrics"]),
-]
+/// A SwiftNIO product of a target that needs it only with `trait` on.
+func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {
+    .product(name: name, package: "swift-nio", condition: .when(traits: traits))
+}
 
-var dependencies: [Package.Dependency] = [
-    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
-    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-    .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
-    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-]
+let redis: Set<String> = ["Redis"]
+let httpClient: Set<String> = ["AsyncHTTPClient"]
 
-var targets: [Target] = [
+let package = Package(
+    name: "Stash",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "Stash", targets: ["Stash"]),
+        .executable(name: "stash", targets: ["StashCLI"]),
+        .library(name: "StashHTTP", targets: ["StashHTTP"]),
+        .library(name: "StashMetrics", targets: ["StashMetrics"]),
+        // Empty without the `Redis` trait.
+        .library(name: "StashRedis", targets: ["StashRedis"]),
+        // Empty, and an executable that only says what it needs, without the `AsyncHTTPClient` trait.
+        .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
+        .executable(name: "stash-proxy", targets: ["StashProxy"]),
+    ],
+    traits: [
+        .trait(
+            name: "Redis",
+            description: "The StashRedis product: a shared cache tier on Redis (SwiftNIO, swift-nio-ssl)."
+        ),
+        .trait(
+            name: "AsyncHTTPClient",
+            description: "The StashAsyncHTTPClient product and stash-proxy (AsyncHTTPClient, SwiftNIO)."
+        ),
+        .default(enabledTraits: ["Redis", "AsyncHTTPClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
         .systemLibrary(
             name: "CSQLite",
@@ -49,14 +84,21 @@ var targets: [Target] = [
         // acknowledged operation, so the reliability tests can kill it at any point.
         .executableTarget(
             name: "stash-stress",
-            dependencies: ["Stash", "StressSupport"],
+            dependencies: ["Stash", "StressSupport", "StashTestSupport"],
             path: "Tests/StressHelper"
         ),
-        // What the helper and the tests share: a seeded generator and the
-        // self-describing value format.
+        // What the helper and the reliability tests share: the self-describing value format.
         .target(
             name: "StressSupport",
+            dependencies: ["StashTestSupport"],
             path: "Tests/StressSupport"
+        ),
+        // Not a product: what every test target shares (a seeded generator, temporary
+        // directories, a recording log handler, bounded waits).
+        .target(
+            name: "StashTestSupport",
+            dependencies: ["Stash", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StashTestSupport"
         ),
         // The RFC 9111 HTTP cache: the policy and the store. HTTPTypes only, no SwiftNIO.
         .target(
@@ -74,146 +116,121 @@ var targets: [Target] = [
         ),
         .testTarget(
             name: "StashMetricsTests",
-            dependencies: ["StashMetrics", "Stash", .product(name: "MetricsTestKit", package: "swift-metrics")]
+            dependencies: ["StashMetrics", "Stash", "StashTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]
         ),
         .testTarget(
             name: "StashHTTPTests",
-            dependencies: ["StashHTTP", "Stash", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["StashHTTP", "Stash", "StashTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "StashTests",
-            dependencies: ["Stash", "StressSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Stash", "StressSupport", "StashTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-]
 
-if !coreOnly {
-    products += [
-        .library(name: "StashRedis", targets: ["StashRedis"]),
-    ]
-    dependencies += [
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-    ]
-    targets += [
-            // The shared tier on Redis: a RESP client on SwiftNIO, Redis Cluster, and the tier.
-            .target(
-                name: "StashRedis",
-                dependencies: [
-                    "Stash",
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOPosix", package: "swift-nio"),
-                    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                    .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                    .product(name: "Logging", package: "swift-log"),
-                ]
-            ),
-            // Not a product: the client side of scripts/redis/bench.sh (beside redis-benchmark).
-            .executableTarget(
-                name: "stash-redis-bench",
-                dependencies: [
-                    "StashRedis",
-                    "Stash",
-                    .product(name: "NIOCore", package: "swift-nio"),
-                ],
-                path: "scripts/redis/Bench"
-            ),
-            // Test helper, not a product: a second process with its own Cache on a shared
-            // Redis, driven on stdin by StashRedisTests.
-            .executableTarget(
-                name: "stash-redis-peer",
-                dependencies: ["StashRedis", "Stash"],
-                path: "Tests/RedisPeerHelper"
-            ),
-            .testTarget(
-                name: "StashRedisTests",
-                dependencies: [
-                    "StashRedis",
-                    "Stash",
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOPosix", package: "swift-nio"),
-                    .product(name: "NIOEmbedded", package: "swift-nio"),
-                    .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                    .product(name: "Logging", package: "swift-log"),
-                ]
-            ),
-    ]
-}
+        // --- Trait `Redis` ---------------------------------------------------------------
+        // The shared tier on Redis: a RESP client on SwiftNIO, Redis Cluster, and the tier.
+        .target(
+            name: "StashRedis",
+            dependencies: [
+                "Stash",
+                nio("NIOCore", when: redis),
+                nio("NIOPosix", when: redis),
+                nio("NIOConcurrencyHelpers", when: redis),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: redis)),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Not a product: the client side of scripts/redis/bench.sh (beside redis-benchmark).
+        .executableTarget(
+            name: "stash-redis-bench",
+            dependencies: [
+                "StashRedis",
+                "Stash",
+                nio("NIOCore", when: redis),
+            ],
+            path: "scripts/redis/Bench"
+        ),
+        // Test helper, not a product: a second process with its own Cache on a shared
+        // Redis, driven on stdin by StashRedisTests.
+        .executableTarget(
+            name: "stash-redis-peer",
+            dependencies: ["StashRedis", "Stash"],
+            path: "Tests/RedisPeerHelper"
+        ),
+        .testTarget(
+            name: "StashRedisTests",
+            dependencies: [
+                "StashRedis",
+                "Stash",
+                "StashTestSupport",
+                nio("NIOCore", when: redis),
+                nio("NIOPosix", when: redis),
+                nio("NIOEmbedded", when: redis),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: redis)),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
-if !coreOnly && withHTTPClient {
-    products += [
-        .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
-        .executable(name: "stash-proxy", targets: ["StashProxy"]),
-    ]
-    dependencies += [
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-    ]
-    targets += [
-            // The AsyncHTTPClient adapter: an HTTPClient whose requests go through an HTTPCache.
-            .target(
-                name: "StashAsyncHTTPClient",
-                dependencies: [
-                    "StashHTTP",
-                    .product(name: "HTTPTypes", package: "swift-http-types"),
-                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                    .product(name: "Logging", package: "swift-log"),
-                ]
-            ),
-            // The caching reverse proxy: a SwiftNIO HTTP/1.1 server in front of the client adapter.
-            .executableTarget(
-                name: "StashProxy",
-                dependencies: [
-                    "StashAsyncHTTPClient",
-                    "StashHTTP",
-                    .product(name: "HTTPTypes", package: "swift-http-types"),
-                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOPosix", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                    .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                    .product(name: "Logging", package: "swift-log"),
-                ]
-            ),
-            // Not a product: CachingHTTPClient's hits and revalidations against an origin on
-            // 127.0.0.1, beside a MemoryCache lookup and a plain HTTPClient fetch (docs/benchmarks.md).
-            .executableTarget(
-                name: "stash-http-client-bench",
-                dependencies: [
-                    "StashAsyncHTTPClient",
-                    "StashHTTP",
-                    "Stash",
-                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                    .product(name: "NIOPosix", package: "swift-nio"),
-                    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                ],
-                path: "scripts/http-bench/ClientBench"
-            ),
-            // Integration tests of the client adapter and stash-proxy against a real origin on 127.0.0.1.
-            .testTarget(
-                name: "StashHTTPAdapterTests",
-                dependencies: [
-                    "StashAsyncHTTPClient",
-                    "StashProxy",
-                    "StashHTTP",
-                    .product(name: "HTTPTypes", package: "swift-http-types"),
-                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOPosix", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                ]
-            ),
-    ]
-}
-
-let package = Package(
-    name: "Stash",
-    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
-    products: products,
-    dependencies: dependencies,
-    targets: targets,
+        // --- Trait `AsyncHTTPClient` -----------------------------------------------------
+        // The AsyncHTTPClient adapter: an HTTPClient whose requests go through an HTTPCache.
+        .target(
+            name: "StashAsyncHTTPClient",
+            dependencies: [
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
+                nio("NIOCore", when: httpClient),
+                nio("NIOHTTP1", when: httpClient),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The caching reverse proxy: a SwiftNIO HTTP/1.1 server in front of the client adapter.
+        .executableTarget(
+            name: "StashProxy",
+            dependencies: [
+                "StashAsyncHTTPClient",
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
+                nio("NIOCore", when: httpClient),
+                nio("NIOPosix", when: httpClient),
+                nio("NIOHTTP1", when: httpClient),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Not a product: CachingHTTPClient's hits and revalidations against an origin on
+        // 127.0.0.1, beside a MemoryCache lookup and a plain HTTPClient fetch (docs/benchmarks.md).
+        .executableTarget(
+            name: "stash-http-client-bench",
+            dependencies: [
+                "StashAsyncHTTPClient",
+                "StashHTTP",
+                "Stash",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
+                nio("NIOCore", when: httpClient),
+                nio("NIOHTTP1", when: httpClient),
+                nio("NIOPosix", when: httpClient),
+                nio("NIOConcurrencyHelpers", when: httpClient),
+            ],
+            path: "scripts/http-bench/ClientBench"
+        ),
+        // Integration tests of the client adapter and stash-proxy against a real origin on 127.0.0.1.
+        .testTarget(
+            name: "StashHTTPAdapterTests",
+            dependencies: [
+                "StashAsyncHTTPClient",
+                "StashProxy",
+                "StashHTTP",
+                "StashTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
+                nio("NIOCore", when: httpClient),
+                nio("NIOPosix", when: httpClient),
+                nio("NIOHTTP1", when: httpClient),
+                nio("NIOConcurrencyHelpers", when: httpClient),
+            ]
+        ),
+    ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOHTTP1
 import StashHTTP
@@ -36,3 +37,4 @@ public struct CachedHTTPResponse: Sendable {
         HTTPClientResponse(version: .http1_1, status: status, headers: headers, body: body)
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
@@ -117,3 +118,4 @@ extension HTTPRequest {
     /// The URL this request is aimed at, for messages.
     var url: String { "\(scheme ?? "http")://\(authority ?? "")\(path ?? "/")" }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 /// An error from ``CachingHTTPClient`` or the origin behind it: a code, a message and the cause.
 ///
 /// A miss is never an error: a request that the cache cannot answer goes to the origin, and an
@@ -59,3 +60,4 @@ public struct CachingHTTPClientError: Error, Sendable, CustomStringConvertible {
         return "\(code): \(message)"
     }
 }
+#endif  // AsyncHTTPClient

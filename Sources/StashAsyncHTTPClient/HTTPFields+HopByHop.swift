@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import HTTPTypes
 import NIOHTTP1
 
@@ -72,3 +73,4 @@ extension HTTPField.Name {
     /// `Cache-Status` (RFC 9211).
     package static let cacheStatus = HTTPField.Name("Cache-Status")!
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import HTTPTypes
 import NIOHTTP1
@@ -41,3 +42,4 @@ extension HTTPRequest {
         )
     }
 }
+#endif  // AsyncHTTPClient

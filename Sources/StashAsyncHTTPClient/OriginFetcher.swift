@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 #if canImport(Glibc)
 import Glibc
@@ -137,3 +138,4 @@ extension CachingHTTPClientError {
         )
     }
 }
+#endif  // AsyncHTTPClient

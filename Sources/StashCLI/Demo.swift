@@ -47,10 +47,10 @@ struct Demo: ParsableCommand {
     // MARK: - MemoryCache
 
     private func memoryTour() {
-        print("== MemoryCache: strict limits, LRU eviction, expiry")
+        print("== MemoryCache: strict limits, S3-FIFO eviction (the default policy), expiry")
         let clock = ManualClock()
         let cache = MemoryCache<String, String>(configuration: .init(
-            label: "demo", countLimit: 3, costLimit: 100, policy: .lru, autoTrimInterval: nil,
+            label: "demo", countLimit: 3, costLimit: 100, autoTrimInterval: nil,
             removesAllOnMemoryPressure: false, clock: clock))
         cache.onEvict = { key, value, reason in
             let shown = value.count > 12 ? "\(value.prefix(4))… (\(value.count) characters)" : value
@@ -60,19 +60,21 @@ struct Demo: ParsableCommand {
             cache.setValue(value, forKey: key, cost: value.utf8.count)
             print(" set \(key)=\(value) cost \(value.utf8.count)")
         }
-        print(" get a -> \(cache.value(forKey: "a") ?? "nil")   (a is now the most recent)")
-        print(" set d=date: the count limit is 3, so the least recently used entry goes")
+        print(" get a -> \(cache.value(forKey: "a") ?? "nil")   (a has now been read again)")
+        print(" set d=date: the count limit is 3, so one entry goes: S3-FIFO picks a new entry not read again soon")
         cache.setValue("date", forKey: "d", cost: 4)
-        print(" keys in eviction order: \(cache.keys)")
-        print(" set e with a cost of 101: more than the cost limit of 100, so it is not stored")
+        print(" keys in eviction order (the next to go first): \(cache.keys)")
+        print(" set e with a cost of 101: more than the cost limit of 100, so it is not kept (onEvict reports it; the statistics do not count it)")
         cache.setValue(String(repeating: "e", count: 101), forKey: "e", cost: 101)
-        print(" set f=fig with a 10-second time to live, then 11 seconds pass")
+        print(" set f=fig with a 10-second time to live: a fourth entry, so one more goes")
         cache.setValue("fig", forKey: "f", ttl: .seconds(10))
+        print(" 11 seconds pass")
         clock.advance(by: .seconds(11))
-        print(" get f -> \(cache.value(forKey: "f") ?? "nil")")
+        print(" get f -> \(cache.value(forKey: "f") ?? "nil")   (expired)")
         print(" count \(cache.count) (limit \(cache.countLimit)), total cost \(cache.totalCost) (limit \(cache.costLimit))")
         let stats = cache.statistics
-        print(" statistics: \(stats.hits) hits, \(stats.misses) misses, \(stats.evictions) evictions")
+        let reasons = stats.evictionsByReason.map { "\($0.key): \($0.value)" }.sorted().joined(separator: ", ")
+        print(" statistics: \(stats.hits) hits, \(stats.misses) misses, \(stats.evictions) evictions (\(reasons))")
     }
 
     // MARK: - DiskCache
@@ -138,10 +140,12 @@ struct Demo: ParsableCommand {
         }
         print(" set a, b, c: every write goes to both tiers")
         print("   memory: \(memory.keys.sorted())   disk: \(try Self.present(["a", "b", "c"], in: disk))")
-        print(" get a -> \(try cache.value(forKey: "a") ?? "nil")   (a memory miss, read from disk and promoted)")
+        // Which key memory let go depends on the policy (S3-FIFO by default): read that one.
+        let gone = ["a", "b", "c"].first { !memory.contains($0) } ?? "a"
+        print(" get \(gone) -> \(try cache.value(forKey: gone) ?? "nil")   (not in memory: read from disk and promoted)")
         print("   memory: \(memory.keys.sorted())")
-        _ = try cache.removeValue(forKey: "a")
-        print(" remove a: gone from both tiers")
+        _ = try cache.removeValue(forKey: gone)
+        print(" remove \(gone): gone from both tiers")
         print("   memory: \(memory.keys.sorted())   disk: \(try Self.present(["a", "b", "c"], in: disk))")
     }
 

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
@@ -29,3 +30,4 @@ struct CachingResponder: ProxyResponder {
         try await writer.end()
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
@@ -24,3 +25,4 @@ struct ForwardingResponder: ProxyResponder {
         try await writer.end()
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -17,3 +18,4 @@ enum HTTPDate {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+#endif  // AsyncHTTPClient

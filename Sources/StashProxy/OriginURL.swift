@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 /// The origin's scheme and authority, parsed from `--origin http://host:port`.
 struct OriginURL: Equatable {
     let scheme: String
@@ -45,3 +46,4 @@ struct ListenAddress: Equatable {
         self.port = port
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -58,3 +59,4 @@ struct ProxyResponseWriter {
         try await write(HTTPResponse(status: status, headerFields: fields), body: body)
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import HTTPTypes
 import Logging
 import NIOCore
@@ -107,3 +108,4 @@ struct ProxyServer: Sendable {
         )
     }
 }
+#endif  // AsyncHTTPClient

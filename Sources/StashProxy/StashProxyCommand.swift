@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import ArgumentParser
 import AsyncHTTPClient
 import Logging
@@ -110,3 +111,21 @@ struct StashProxyCommand: AsyncParsableCommand {
         try await client.shutdown()
     }
 }
+#else
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Built without the `AsyncHTTPClient` package trait: says so and fails instead of serving.
+@main
+enum StashProxyUnavailable {
+    static func main() {
+        print("stash-proxy was built without the Stash package's AsyncHTTPClient trait")
+        exit(1)
+    }
+}
+#endif  // AsyncHTTPClient

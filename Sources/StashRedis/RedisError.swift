@@ -1,3 +1,4 @@
+#if Redis
 /// The error thrown by StashRedis: the client, the cluster client and the tier.
 ///
 /// Every error carries a ``code`` to switch on, a human-readable ``message``,
@@ -108,3 +109,4 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         return "\(code): \(message)"
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 // Test helper, not a product: a second process with its own `Cache` (memory,
 // disk and Redis), driven line by line on stdin by StashRedisTests, so that two
 // processes share one redis-server. Answers each command with one line.
@@ -106,3 +107,4 @@ while let line = readLine(), line != "quit" {
     }
 }
 await client.close()
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -8,7 +9,7 @@ import Testing
 
 /// The AsyncHTTPClient adapter against a real origin on 127.0.0.1: what it stores, when it asks
 /// the origin, and what it does when the origin fails.
-@Suite struct CachingHTTPClientTests {
+@Suite(.timeLimit(.minutes(5))) struct CachingHTTPClientTests {
     /// A cache on a manual clock (no test waits for time) and a client in front of `origin`.
     struct Fixture {
         let origin: TestOrigin
@@ -281,3 +282,4 @@ import Testing
         try await fixture.stop()
     }
 }
+#endif  // AsyncHTTPClient

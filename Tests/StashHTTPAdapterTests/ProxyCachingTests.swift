@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -8,7 +9,7 @@ import Testing
 @testable import StashProxy
 
 /// stash-proxy in shared mode against a real origin on 127.0.0.1.
-@Suite struct ProxyCachingTests {
+@Suite(.timeLimit(.minutes(5))) struct ProxyCachingTests {
     /// A shared cache on a manual clock starting at Fri, 15 Jan 2027 08:00:00 GMT, behind the proxy.
     struct Fixture {
         let origin: TestOrigin
@@ -174,3 +175,4 @@ import Testing
         #expect(fixture.origin.received.last?.headers["If-None-Match"] == ["\"v1\""])
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -6,7 +7,7 @@ import Testing
 @testable import StashProxy
 
 /// stash-proxy as a plain forwarder (`--no-cache`): what crosses it unchanged, and what it answers itself.
-@Suite struct ProxyForwardingTests {
+@Suite(.timeLimit(.minutes(5))) struct ProxyForwardingTests {
     func forwarding(_ origin: TestOrigin, timeout: TimeAmount = .seconds(10)) async throws -> (ProxyHarness, HTTPClient) {
         let responder = ForwardingResponder(fetcher: OriginFetcher(client: ProxyHarness.originClient, timeout: timeout))
         return (try await ProxyHarness(origin: origin, responder: responder), HTTPClient.shared)
@@ -96,3 +97,4 @@ import Testing
         try await origin.stop()
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Logging
 import NIOCore
@@ -72,3 +73,4 @@ final class ProxyHarness: Sendable {
         _ = await task.result
     }
 }
+#endif  // AsyncHTTPClient

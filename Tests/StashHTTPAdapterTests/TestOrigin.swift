@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -130,3 +131,4 @@ final class TestOrigin: Sendable {
         }
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,7 +1,7 @@
 import Testing
 @testable import StashHTTP
 
-@Suite struct CacheControlTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheControlTests {
     @Test func parsesDirectivesAcrossLines() {
         let cc = CacheControl(lines: ["public, max-age=60", "No-Cache, s-maxage=\"30\""])
         #expect(cc.contains("public"))

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Stash
+import StashTestSupport
 import Testing
 @testable import StashHTTP
 
@@ -11,12 +12,7 @@ final class Latch: @unchecked Sendable {
     func open() { gate.open() }
 }
 
-/// Yields until `condition` holds: progress is driven by other tasks, never by time.
-func yield(until condition: () -> Bool) async {
-    while !condition() { await Task.yield() }
-}
-
-@Suite struct HTTPCacheConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheConcurrencyTests {
     /// An origin whose answers wait for `latch`, counting calls.
     final class SlowOrigin: @unchecked Sendable {
         // @unchecked Sendable: `calls` is only touched with `lock` held.
@@ -51,7 +47,7 @@ func yield(until condition: () -> Bool) async {
                     return (result.outcome, String(decoding: try await result.body.collect(upTo: 100), as: UTF8.self))
                 }
             }
-            await yield { origin.count == 1 && cache.engine.waiterCount(forKey: key) == callers - 1 }
+            try await yield(until: { origin.count == 1 && cache.engine.waiterCount(forKey: key) == callers - 1 }, onTimeout: origin.latch.open)
             origin.latch.open()
             var outcomes: [HTTPCacheOutcome] = []
             for try await (outcome, body) in group {
@@ -72,7 +68,7 @@ func yield(until condition: () -> Bool) async {
             for _ in 0..<3 {
                 group.addTask { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
             }
-            await yield { origin.count == 1 && cache.engine.waiterCount(forKey: key) == 2 }
+            try await yield(until: { origin.count == 1 && cache.engine.waiterCount(forKey: key) == 2 }, onTimeout: origin.latch.open)
             origin.latch.open()
             for try await outcome in group { #expect(outcome == .miss) }
         }
@@ -91,7 +87,7 @@ func yield(until condition: () -> Bool) async {
             for _ in 0..<4 {
                 group.addTask { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
             }
-            await yield { origin.count == 1 && cache.engine.waiterCount(forKey: key) == 3 }
+            try await yield(until: { origin.count == 1 && cache.engine.waiterCount(forKey: key) == 3 }, onTimeout: origin.latch.open)
             origin.latch.open()
             var outcomes: [HTTPCacheOutcome] = []
             for try await outcome in group { outcomes.append(outcome) }
@@ -128,7 +124,7 @@ func yield(until condition: () -> Bool) async {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<8 {
                 group.addTask {
-                    var generator = SplitMix(seed: UInt64(task))
+                    var generator = SeededGenerator(seed: UInt64(task))
                     for _ in 0..<200 {
                         let path = "/\(generator.next() % 40)"
                         let (_, body) = try await cache.get(makeRequest(path), origin)
@@ -139,18 +135,5 @@ func yield(until condition: () -> Bool) async {
             try await group.waitForAll()
         }
         #expect(cache.engine.memory.count <= 16)
-    }
-}
-
-/// A seeded generator, so the randomized test repeats.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

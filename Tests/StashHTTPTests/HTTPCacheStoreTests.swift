@@ -1,25 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import HTTPTypes
 import Stash
+import StashTestSupport
 import Testing
 @testable import StashHTTP
 
-/// A fresh directory under /tmp, removed at deinit.
-final class TemporaryFolder {
-    let path: String
-    init() {
-        var template = Array("/tmp/stash-http-XXXXXX".utf8CString)
-        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-    }
-    deinit { _ = system("rm -rf '\(path)'") }
-}
-
-@Suite struct HTTPCacheStoreTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheStoreTests {
     let fresh = [("Cache-Control", "max-age=60")]
 
     @Test func queryAndMethodAreInTheKey() async throws {
@@ -356,7 +342,7 @@ final class TemporaryFolder {
     /// A 304 that changes a field besides `Date` is written through to disk (one that changes
     /// only `Date` updates memory alone: the disk copy, received earlier, is only staler).
     @Test func a304ThatChangesAFieldReachesTheDisk() async throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryDirectory(prefix: "stash-http")
         let clock = makeClock()
         let origin = TestOrigin(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("Date", httpDate(clock))], body: "stored")
         do {
@@ -381,7 +367,7 @@ final class TemporaryFolder {
     }
 
     @Test func responsesSurviveARestartOnDisk() async throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryDirectory(prefix: "stash-http")
         let clock = makeClock()
         let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("Vary", "Accept"), ("X-Test", "1")], body: "persisted")
         do {
@@ -402,7 +388,7 @@ final class TemporaryFolder {
     }
 
     @Test func aDamagedDiskEntryIsAMiss() async throws {
-        let folder = TemporaryFolder()
+        let folder = try TemporaryDirectory(prefix: "stash-http")
         let disk = try DiskCache<Data>(directory: folder.path)
         try await disk.setValue(Data([0x53, 0x48, 0x43, 0x31, 0xff, 0xff]), forKey: "GET https://example.com/resource")
         await disk.close()

@@ -3,7 +3,7 @@ import Stash
 import Testing
 @testable import StashHTTP
 
-@Suite struct HTTPCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheTests {
     @Test func freshResponseIsServedWithoutTheOrigin() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)

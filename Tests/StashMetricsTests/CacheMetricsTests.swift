@@ -4,7 +4,7 @@ import Testing
 
 @testable import StashMetrics
 
-@Suite struct CacheMetricsTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheMetricsTests {
     struct Unavailable: Error {}
 
     /// A memory cache with a count limit of 2 and a manual clock, and the

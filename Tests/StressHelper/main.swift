@@ -37,6 +37,7 @@ import Darwin
 #endif
 import Foundation
 import Stash
+import StashTestSupport
 import StressSupport
 
 // MARK: - Output

@@ -1,25 +1,8 @@
 import Foundation
+import StashTestSupport
 
 // Shared by the `stash-stress` helper process and the reliability tests, so both
-// sides write and check one format.
-
-/// SplitMix64: a small, fast, seedable generator, so randomized runs replay exactly.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// Creates a generator whose sequence is fixed by `seed`.
-    public init(seed: UInt64) {
-        state = seed
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// sides write and check one format. The seeded generator is StashTestSupport's.
 
 /// A self-describing value: `"STV1"`, seq (UInt64 LE), key length (UInt32 LE),
 /// key bytes, payload length (UInt32 LE), payload derived from seq, and the

@@ -28,9 +28,6 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var refreshes = 0
         var staleServed = 0
         var loadTimes = LoadTimeDistribution()
-        /// Failures since the last success: the first starts an incident and
-        /// is logged as a warning; the next success ends it.
-        var failureStreak = 0
     }
 
     let coordinator: LoadCoordinator<Key, Value>
@@ -39,6 +36,9 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     let clock: any CacheClock
     private let state = LockedValue(State())
     private let logger: Logger
+    /// Load failures: the first of an incident is logged as a warning, the rest at debug
+    /// level, and the next success ends it.
+    private let incidents: IncidentLog
     /// Cached errors kept at most, so that a flood of failing keys cannot grow
     /// the error table without bound.
     private let errorCapacity: Int
@@ -46,6 +46,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     init(clock: any CacheClock, logger: Logger, errorCapacity: Int = 10_000) {
         self.clock = clock
         self.logger = logger
+        incidents = IncidentLog(logger: logger, clock: clock)
         self.errorCapacity = errorCapacity
         coordinator = LoadCoordinator(clock: clock)
     }
@@ -276,15 +277,11 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     func recordSuccess(since start: Int64) {
         let elapsed = Duration.nanoseconds(clock.nanosecondsNow &- start)
-        let endedStreak = state.withLock { state -> Int in
+        state.withLock { state in
             state.successes += 1
             state.loadTimes.record(elapsed)
-            defer { state.failureStreak = 0 }
-            return state.failureStreak
         }
-        if endedStreak > 0 {
-            logger.info("loads recovered after \(endedStreak) failed load(s)")
-        }
+        incidents.recordSuccess { failures in "loads recovered after \(failures) failed load(s)" }
     }
 
     /// Counts a failed load, caches its error when `options` say so, and logs
@@ -293,10 +290,9 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         guard !(error is CancellationError) else { return }
         let now = clock.nanosecondsNow
         let errorTTL = options.errorTTL?.nanosecondsClamped ?? 0
-        let isFirst = state.withLock { state -> Bool in
+        state.withLock { state in
             state.failures += 1
             state.loadTimes.record(.nanoseconds(now &- start))
-            state.failureStreak += 1
             if errorTTL > 0 {
                 if state.cachedErrors.count + keys.count > errorCapacity {
                     state.cachedErrors = state.cachedErrors.filter { $0.value.until > now }
@@ -307,11 +303,10 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                     }
                 }
             }
-            return state.failureStreak == 1
         }
-        if isFirst {
-            logger.warning("a load failed; later failures until one succeeds are logged at debug level: \(error)")
-        } else {
+        if !incidents.recordFailure(
+            "a load failed; later failures until one succeeds are logged at debug level: \(error)")
+        {
             logger.debug("a load failed: \(error)")
         }
     }

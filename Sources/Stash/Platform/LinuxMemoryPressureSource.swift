@@ -30,18 +30,15 @@ let memoryPressureLogger = Logger(label: "Stash.MemoryPressure")
 ///
 /// Thread-safe. ``read()`` performs a few small reads of kernel pseudo-files,
 /// which do not block on I/O.
-final class LinuxMemoryPressureSource: MemoryPressureSource, @unchecked Sendable {
-    // @unchecked Sendable: `psiPath` and `cgroupFiles` are immutable after init;
-    // the only mutable state, `reportedFailures`, is read and written with
-    // `lock` held.
+final class LinuxMemoryPressureSource: MemoryPressureSource, Sendable {
 
     /// The PSI file, `<procRoot>/pressure/memory`.
     let psiPath: String
     /// The process's memory cgroup files, or `nil` when none was found.
     let cgroupFiles: CgroupMemoryFiles?
 
-    private let lock = Lock()
-    private var reportedFailures: Set<String> = []
+    /// The files whose failure was logged already: each is logged once.
+    private let reportedFailures = LockedValue<Set<String>>([])
 
     /// Locates the files to read. Reads `<procRoot>/self/cgroup` and checks
     /// which cgroup files are readable; does not read any signal yet.
@@ -98,7 +95,7 @@ final class LinuxMemoryPressureSource: MemoryPressureSource, @unchecked Sendable
     }
 
     private func reportOnce(_ path: String, _ problem: String) {
-        let isFirst = lock.withLock { reportedFailures.insert(path).inserted }
+        let isFirst = reportedFailures.withLock { $0.insert(path).inserted }
         if isFirst {
             memoryPressureLogger.debug(
                 "memory-pressure signal unavailable; ignoring it",

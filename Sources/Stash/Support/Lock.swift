@@ -8,9 +8,10 @@ import Darwin
 
 /// A non-recursive mutual-exclusion lock over `pthread_mutex_t`.
 ///
-/// Chosen over `Synchronization.Mutex` because it measured about 12 ns
-/// uncontended here against about 25 ns, and because the thread sanitizer
-/// reports false races on `Mutex`-guarded state but understands pthread.
+/// Chosen over `Synchronization.Mutex` because it measured cheaper uncontended
+/// when it was chosen, and because the thread sanitizer reports false races on
+/// `Mutex`-guarded state but understands pthread (the figures, and a later run
+/// that could not tell the two apart: docs/benchmarks.md, "Primitives").
 /// Modelled on swift-nio's `NIOLock`: the mutex lives in its own allocation so
 /// its address never moves.
 ///

@@ -32,7 +32,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value.
     ///
     /// - Complexity: O(1) plus the cost of `body`. Blocks while another thread
-    ///   holds the lock (about 12 ns uncontended).
+    ///   holds the lock (uncontended cost: docs/benchmarks.md, "Primitives").
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try lock.withLock { try body(&value) }
     }

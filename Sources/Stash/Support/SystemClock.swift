@@ -16,7 +16,8 @@ public struct SystemClock: CacheClock {
 
     /// The current value of `CLOCK_MONOTONIC`, in nanoseconds.
     ///
-    /// - Complexity: O(1); a vDSO call costing about 20 ns on Linux.
+    /// - Complexity: O(1); a vDSO call on Linux, no system call (its cost:
+    ///   docs/benchmarks.md, "Primitives").
     @inlinable
     public var nanosecondsNow: Int64 {
         var spec = timespec()

@@ -150,7 +150,8 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Opens a cache whose disk tier lives in `directory`, with a default memory tier
-    /// (LRU, no limits but memory pressure) in front.
+    /// (S3-FIFO, the default ``EvictionPolicy``; bounded only by memory pressure unless
+    /// `memoryCountLimit` or `memoryCostLimit` is given) in front.
     ///
     /// - Parameters:
     ///   - directory: The disk tier's directory, created if missing.
@@ -249,7 +250,8 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Complexity: O(1) on a memory hit; one indexed `SELECT` otherwise.
     ///   Blocks on disk I/O on a memory miss. Thread-safe.
     // Inlinable, so that a memory hit is specialised for the caller's `Value`
-    // (unspecialised, the generic code took 20 times a MemoryCache hit).
+    // (unspecialised, the generic code looks up type metadata at every call: the cost is in
+    // docs/benchmarks.md, "Get-or-load (issue #16)", *History*).
     @inlinable
     public func value(forKey key: String) throws(StashError) -> Value? {
         if let hit = memory?.value(forKey: key) {

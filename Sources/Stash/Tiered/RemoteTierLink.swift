@@ -13,12 +13,12 @@ import Logging
 /// ``maximumStaleKeys`` (or after a failed `removeAll`), the whole remote tier
 /// is distrusted until a `removeAll` succeeds there.
 ///
-/// **Outages.** The first failure of an incident is logged (warning), and its
-/// end (info); nothing in between. An incident ends at the first success at
-/// least ``recoveryQuietPeriod`` after its last failure, on the cache's clock:
-/// a restarted store that answers once and fails again (while it reloads its
-/// data, or calls that were under way when it died completing out of order)
-/// stays one incident, logged once, with one recovery.
+/// **Outages.** Logged by an ``IncidentLog``: the first failure of an incident
+/// (warning), and its end (info); nothing in between. An incident ends at the
+/// first success at least ``recoveryQuietPeriod`` after its last failure, on the
+/// cache's clock: a restarted store that answers once and fails again (while it
+/// reloads its data, or calls that were under way when it died completing out of
+/// order) stays one incident, logged once, with one recovery.
 ///
 /// Thread-safety: all state is behind one lock; remote calls run outside it.
 final class RemoteTierLink<Value: Sendable>: Sendable {
@@ -29,9 +29,6 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     private struct State {
-        var failing = false
-        /// When the last failure was recorded, on ``clock``.
-        var lastFailureAt: Int64 = 0
         /// Each stale key with the number of the failure that marked it last, so
         /// that a repair clears only marks no newer failure has renewed.
         var staleKeys: [String: UInt64] = [:]
@@ -58,14 +55,14 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     let tier: any RemoteCacheTier<Value>
     let order = RemoteWriteOrder()
     let logger: Logger
-    /// Times the quiet period that ends an outage (the cache's clock).
-    let clock: any CacheClock
+    /// The outages, on the cache's clock.
+    private let outages: IncidentLog
     private let state = LockedValue(State())
 
     init(tier: any RemoteCacheTier<Value>, clock: any CacheClock, logger: Logger) {
         self.tier = tier
-        self.clock = clock
         self.logger = logger
+        outages = IncidentLog(logger: logger, clock: clock, quietPeriod: Self.recoveryQuietPeriod)
     }
 
     // MARK: - Reads and changes
@@ -160,33 +157,17 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     // MARK: - Outages
 
     func recordSuccess() {
-        let now = clock.nanosecondsNow
-        let quiet = Self.recoveryQuietPeriod.nanosecondsClamped
-        let (recovered, needsRepair) = state.withLock { state in
-            let recovered = state.failing && now &- state.lastFailureAt >= quiet
-            if recovered { state.failing = false }
-            return (recovered, !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty))
-        }
-        if recovered {
-            logger.info("the remote cache tier answers again; sharing resumed")
+        outages.recordSuccess { _ in "the remote cache tier answers again; sharing resumed" }
+        let needsRepair = state.withLock { state in
+            !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty)
         }
         if needsRepair { repairStaleKeys() }
     }
 
     func recordFailure(_ error: any Error, while operation: String) {
-        let now = clock.nanosecondsNow
-        let first: Bool = state.withLock { state in
-            defer {
-                state.failing = true
-                state.lastFailureAt = max(state.lastFailureAt, now)
-            }
-            return !state.failing
-        }
-        if first {
-            logger.warning(
-                "the remote cache tier failed; the local tiers keep serving and taking writes until it answers again",
-                metadata: ["operation": "\(operation)", "error": "\(error)"])
-        }
+        outages.recordFailure(
+            "the remote cache tier failed; the local tiers keep serving and taking writes until it answers again",
+            metadata: ["operation": "\(operation)", "error": "\(error)"])
     }
 
     /// Removes the stale keys from the remote tier (telling the other instances),

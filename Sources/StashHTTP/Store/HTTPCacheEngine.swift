@@ -8,22 +8,24 @@ import Logging
 import Stash
 
 /// The engine behind ``HTTPCache``: applies ``HTTPCacheRules`` to the tiers and the origin.
-final class HTTPCacheEngine: @unchecked Sendable {
-    // @unchecked Sendable: the tiers are thread-safe; `inFlight`, `background` and
-    // `closed` are only touched with `lock` held; everything else is immutable.
+final class HTTPCacheEngine: Sendable {
     let configuration: HTTPCache.Configuration
     let rules: HTTPCacheRules
     let memory: MemoryCache<String, StoredEntry>
     private let disk: DiskCache<Data>?
     private let clock: any CacheClock
     private let logger: Logger
-    private let lock = Lock()
-    private var inFlight: [String: FetchGate] = [:]
-    private var background: [Int: Task<Void, Never>] = [:]
-    private var nextBackgroundID = 0
-    private var diskClosed = false
-    /// Whether the last disk operation failed: failures are logged once per incident, not per call.
-    private var diskFailing = false
+    /// What changes after init, behind one lock.
+    private struct State {
+        /// The gate of the origin request under way for each key.
+        var inFlight: [String: FetchGate] = [:]
+        var background: [Int: Task<Void, Never>] = [:]
+        var nextBackgroundID = 0
+        var diskClosed = false
+    }
+    private let state = LockedValue(State())
+    /// Disk failures, logged once per incident, not per call; the first success ends one.
+    private let diskIncidents: IncidentLog
 
     init(configuration: HTTPCache.Configuration) throws(StashError) {
         for (name, value) in [
@@ -49,6 +51,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
             staleIfUnreachable: configuration.staleIfUnreachable.components.seconds)
         clock = configuration.clock
         logger = configuration.logger
+        diskIncidents = IncidentLog(logger: configuration.logger, clock: configuration.clock)
         memory = MemoryCache(configuration: .init(
             label: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
             clock: configuration.clock, logger: configuration.logger))
@@ -135,9 +138,9 @@ final class HTTPCacheEngine: @unchecked Sendable {
             if onlyIfCached { return gatewayTimeout() }
             // One origin request per key at a time: wait for one under way, then look again.
             let gate = FetchGate()
-            let existing = lock.withLock { () -> FetchGate? in
-                if let existing = inFlight[key] { return existing }
-                inFlight[key] = gate
+            let existing = state.withLock { state -> FetchGate? in
+                if let existing = state.inFlight[key] { return existing }
+                state.inFlight[key] = gate
                 return nil
             }
             if let existing, !waited {
@@ -147,7 +150,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
             }
             defer {
                 if existing == nil {
-                    lock.withLock { if inFlight[key] === gate { inFlight[key] = nil } }
+                    state.withLock { state in if state.inFlight[key] === gate { state.inFlight[key] = nil } }
                     gate.open()
                 }
             }
@@ -220,15 +223,11 @@ final class HTTPCacheEngine: @unchecked Sendable {
         }
     }
 
-    private var isDiskClosed: Bool { lock.withLock { diskClosed } }
+    private var isDiskClosed: Bool { state.withLock { $0.diskClosed } }
 
     /// Logs a disk failure unless the previous disk operation failed too.
     private func reportDiskFailure(_ message: Logger.Message, key: String, error: any Error) {
-        let first = lock.withLock { () -> Bool in
-            defer { diskFailing = true }
-            return !diskFailing
-        }
-        if first { logger.warning(message, metadata: ["key": "\(key)", "error": "\(error)"]) }
+        diskIncidents.recordFailure(message, metadata: ["key": "\(key)", "error": "\(error)"])
     }
 
     // MARK: - Serving stored responses
@@ -331,7 +330,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
     /// Reads an origin body the answer does not use (a 304's, which is empty; an error page served
     /// around) to its end, so a client such as AsyncHTTPClient can reuse the connection: a body
     /// dropped unread cancels the request and closes it, and every revalidation then paid for a
-    /// new connection (measured: a 304 took 1.6× a full 200 fetch through CachingHTTPClient).
+    /// new connection (docs/benchmarks.md, "HTTP client adapter (CachingHTTPClient)", has the cost).
     /// Reads at most 64 KiB; past that, or on an error, the connection is let go.
     static func discard(_ body: HTTPBody) async {
         _ = try? await body.collect(upTo: 64 << 10)
@@ -454,11 +453,7 @@ final class HTTPCacheEngine: @unchecked Sendable {
         guard let disk, !isDiskClosed else { return }
         do {
             try await disk.setValue(Data(entry.encoded()), forKey: key)
-            let recovered = lock.withLock { () -> Bool in
-                defer { diskFailing = false }
-                return diskFailing
-            }
-            if recovered { logger.notice("the HTTP cache's disk tier works again") }
+            diskIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" }
         } catch {
             reportDiskFailure("storing an HTTP response on disk failed; it is kept in memory only", key: key, error: error)
         }
@@ -479,9 +474,9 @@ final class HTTPCacheEngine: @unchecked Sendable {
     }
 
     func close() {
-        let shouldClose = lock.withLock { () -> Bool in
-            defer { diskClosed = true }
-            return !diskClosed
+        let shouldClose = state.withLock { state -> Bool in
+            defer { state.diskClosed = true }
+            return !state.diskClosed
         }
         if shouldClose { disk?.close() }
     }
@@ -495,18 +490,18 @@ final class HTTPCacheEngine: @unchecked Sendable {
         origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
     ) {
         let gate = FetchGate()
-        let id: Int? = lock.withLock {
-            guard inFlight[key] == nil else { return nil }
-            inFlight[key] = gate
-            nextBackgroundID += 1
-            return nextBackgroundID
+        let id: Int? = state.withLock { state in
+            guard state.inFlight[key] == nil else { return nil }
+            state.inFlight[key] = gate
+            state.nextBackgroundID += 1
+            return state.nextBackgroundID
         }
         guard let id else { return }
         let task = Task {
             defer {
-                self.lock.withLock {
-                    if self.inFlight[key] === gate { self.inFlight[key] = nil }
-                    self.background[id] = nil
+                self.state.withLock { state in
+                    if state.inFlight[key] === gate { state.inFlight[key] = nil }
+                    state.background[id] = nil
                 }
                 gate.open()
             }
@@ -518,20 +513,20 @@ final class HTTPCacheEngine: @unchecked Sendable {
                     metadata: ["key": "\(key)", "error": "\(error)"])
             }
         }
-        lock.withLock {
-            if inFlight[key] === gate { background[id] = task }
+        state.withLock { state in
+            if state.inFlight[key] === gate { state.background[id] = task }
         }
     }
 
     /// How many calls wait for the origin request under way for `key`: for tests.
     func waiterCount(forKey key: String) -> Int {
-        lock.withLock { inFlight[key] }?.waiterCount ?? 0
+        state.withLock { $0.inFlight[key] }?.waiterCount ?? 0
     }
 
     /// Waits for every background revalidation started so far: for tests and shutdown.
     func waitForBackgroundRevalidations() async {
         while true {
-            let tasks = lock.withLock { Array(background.values) }
+            let tasks = state.withLock { Array($0.background.values) }
             if tasks.isEmpty { return }
             for task in tasks { await task.value }
         }

@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 import NIOCore
 import NIOPosix
@@ -83,3 +84,4 @@ public final class RedisClient: RedisCommandExecutor {
         return RedisError(.connectionClosed, "the connection failed: \(error)", cause: error)
     }
 }
+#endif  // Redis

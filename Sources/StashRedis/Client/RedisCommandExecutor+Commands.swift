@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 extension RedisCommandExecutor {
@@ -167,3 +168,4 @@ extension RedisClient {
         } while cursor != "0"
     }
 }
+#endif  // Redis

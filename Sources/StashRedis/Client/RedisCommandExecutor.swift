@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// Something that runs Redis commands: one server's ``RedisClient`` or a
@@ -28,3 +29,4 @@ public protocol RedisCommandExecutor: Sendable {
     /// - Throws: ``RedisError`` when the cluster's topology cannot be read.
     func primaryClients() async throws(RedisError) -> [RedisClient]
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// The last stage of a connection's pipeline: pairs each reply with the command
@@ -203,3 +204,4 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         return (kind == "message" && elements.count == 3) || (kind == "pmessage" && elements.count == 4)
     }
 }
+#endif  // Redis

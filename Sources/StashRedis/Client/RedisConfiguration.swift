@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import NIOSSL
 
@@ -81,3 +82,4 @@ public struct RedisConfiguration: Sendable {
         return copy
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -224,3 +225,4 @@ final class RedisConnection: Sendable {
         return EventLoopFuture.andAllSucceed(send(pipeline: commands), on: channel.eventLoop)
     }
 }
+#endif  // Redis

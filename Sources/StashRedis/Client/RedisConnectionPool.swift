@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 import NIOCore
 import Stash
@@ -140,3 +141,4 @@ final class RedisConnectionPool: Sendable {
         }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 /// A Lua script run with `EVALSHA`, falling back to `EVAL` when the server does not know it yet.
 ///
 /// The SHA-1 digest is computed once, at initialisation, so the usual call is a
@@ -58,3 +59,4 @@ public struct RedisScript: Sendable, Hashable {
         }.joined()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 import NIOCore
 import NIOPosix
@@ -128,3 +129,4 @@ public final class RedisSubscriber: Sendable {
         }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 import NIOCore
 import NIOPosix
@@ -253,3 +254,4 @@ extension RedisKeySlot {
         self.rawValue = rawValue
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 /// Which primary serves each hash slot, as `CLUSTER SLOTS` reports it.
 ///
 /// A pure value: parsing and lookups only, no I/O.
@@ -61,3 +62,4 @@ struct RedisClusterTopology: Sendable, Equatable {
         }
     }
 }
+#endif  // Redis

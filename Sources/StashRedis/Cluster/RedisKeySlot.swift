@@ -1,3 +1,4 @@
+#if Redis
 /// The hash slot (0...16383) that Redis Cluster assigns a key.
 ///
 /// `CRC16(key) mod 16384`, with CRC16-CCITT (XMODEM) as the Redis Cluster
@@ -47,3 +48,4 @@ public struct RedisKeySlot: Sendable, Hashable, Comparable {
         return crc
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// A channel handler stage that turns inbound bytes into ``RESPValue`` replies.
@@ -31,3 +32,4 @@ struct RESPDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// Writes ``RedisCommand``s as RESP arrays of bulk strings.
@@ -131,3 +132,4 @@ enum RESPEncoder {
         }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// One reply, or one element of a reply, in the Redis serialization protocol.
@@ -61,3 +62,4 @@ public enum RESPValue: Sendable, Hashable {
         }
     }
 }
+#endif  // Redis

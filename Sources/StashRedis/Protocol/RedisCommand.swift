@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// One Redis command: its name, its arguments, and the key that routes it in a cluster.
@@ -49,3 +50,4 @@ public struct RedisCommand: Sendable {
         self.arguments = arguments
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Stash
 
@@ -35,3 +36,4 @@ extension RedisCacheTier {
         try await engine.store(encoded, timeToLive: timeToLive)
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 extension RedisCacheTier {
     /// How a ``RedisCacheTier`` names its keys, announces changes and reacts to outages.
     ///
@@ -40,3 +41,4 @@ extension RedisCacheTier {
         var channel: String { invalidationChannel ?? keyPrefix + "invalidations" }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import NIOCore
@@ -208,3 +209,4 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
         return RemoteCacheEntry(value: value, timeToLive: stored.timeToLive)
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 import Stash
 
@@ -120,3 +121,4 @@ extension Duration {
         return whole &+ attoseconds / 1_000_000_000
     }
 }
+#endif  // Redis

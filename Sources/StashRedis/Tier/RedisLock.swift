@@ -1,3 +1,4 @@
+#if Redis
 /// A held distributed lock on one key, with its fencing token.
 ///
 /// Returned by ``RedisCacheTier/acquireLock(forKey:timeToLive:)``. The lock
@@ -16,3 +17,4 @@ public struct RedisLock: Sendable, Hashable {
     /// The Redis key that holds the lock.
     let lockKey: String
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import Stash
@@ -91,3 +92,4 @@ extension RedisTierEngine {
         return StoredValue(bytes: bytes, timeToLive: timeToLive)
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import Stash
 
@@ -61,3 +62,4 @@ extension RedisTierEngine {
         await previous?.stop()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 /// Takes the lock (`SET NX PX`) and a fencing token (`INCR`) in one script, so
 /// both live in one slot: `{key}:lock` and `{key}:fence` share the hash tag.
 private let acquireLockScript = RedisScript("""
@@ -38,3 +39,4 @@ extension RedisTierEngine {
         }
     }
 }
+#endif  // Redis

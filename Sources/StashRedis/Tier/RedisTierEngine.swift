@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import NIOCore
@@ -229,3 +230,4 @@ final class RedisTierEngine: Sendable {
         return escaped
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import XCTest
@@ -64,16 +65,16 @@ final class CacheWithRedisFaultTests: XCTestCase {
     }
 
     func testRedisKilledAndRestartedDuringABurst() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start(["--appendonly", "yes", "--appendfsync", "always"])
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)
         let breakerClock = ManualClock()
-        let (tierLogger, tierLogs) = RecordingLogHandler.makeLogger()
-        let (cacheLogger, cacheLogs) = RecordingLogHandler.makeLogger()
+        let tierLogs = LogRecorder(), tierLogger = tierLogs.logger
+        let cacheLogs = LogRecorder(), cacheLogger = cacheLogs.logger
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "burst:"),
                                   clock: breakerClock, logger: tierLogger)
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache")
         // The cache's clock times the quiet second that ends an outage.
         let cacheClock = ManualClock()
         let cache = try Cache<String>(
@@ -122,17 +123,17 @@ final class CacheWithRedisFaultTests: XCTestCase {
         }
         // The outage ends at the first success a quiet second after its last failure: until then,
         // a restarted server that answers once and fails again is the same outage.
-        XCTAssertEqual(cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count }, 0, "not over before the quiet second")
+        XCTAssertEqual(cacheLogs.messages(at: .info).count, 0, "not over before the quiet second")
         cacheClock.advance(by: .seconds(1))
         let probe = try await cache.value(forKey: "probe")
         XCTAssertNil(probe)
         // One outage, logged once by the cache (and once by the tier's breaker), not per call:
         // one warning and one recovery line, against hundreds of failed remote calls.
         let warnings = cacheLogs.count(atLeast: .warning)
-        let recoveries = cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count }
-        XCTAssertEqual(warnings, 1, "\(cacheLogs.messages.withLock { $0 })")
+        let recoveries = cacheLogs.messages(at: .info).count
+        XCTAssertEqual(warnings, 1, "\(cacheLogs.messages(at: .warning))")
         XCTAssertEqual(recoveries, 1, "the recovery is logged once")
-        XCTAssertEqual(tierLogs.count(atLeast: .error), 1, "\(tierLogs.messages.withLock { $0 })")
+        XCTAssertEqual(tierLogs.count(atLeast: .error), 1, "\(tierLogs.messages(at: .error))")
         await tier.close()
         await client.close()
     }
@@ -140,11 +141,11 @@ final class CacheWithRedisFaultTests: XCTestCase {
     /// Redis restarted, answering once and then failing again: one outage for
     /// the cache, ended only by a success a quiet second after its last failure.
     func testARestartThatAnswersOnceAndFailsAgainIsOneOutage() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)
-        let (cacheLogger, cacheLogs) = RecordingLogHandler.makeLogger()
+        let cacheLogs = LogRecorder(), cacheLogger = cacheLogs.logger
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "flap:"),
                                   clock: ManualClock(), logger: Logger(label: "tier"))
         let clock = ManualClock()
@@ -152,7 +153,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
             memory: MemoryCache(configuration: .init(label: "flap", clock: clock)), disk: nil, remote: tier,
             logger: cacheLogger)
         await cache.waitUntilReceivingInvalidations()
-        let recoveries = { cacheLogs.messages.withLock { $0.filter { $0.0 == .info }.count } }
+        let recoveries = { cacheLogs.messages(at: .info).count }
         func read() async throws {
             let value = try await cache.value(forKey: "k")
             XCTAssertNil(value, "a miss, and never an error")
@@ -172,9 +173,10 @@ final class CacheWithRedisFaultTests: XCTestCase {
 
         clock.advance(by: .seconds(1))
         try await read()
-        XCTAssertEqual(cacheLogs.count(atLeast: .warning), 1, "\(cacheLogs.messages.withLock { $0 })")
+        XCTAssertEqual(cacheLogs.count(atLeast: .warning), 1, "\(cacheLogs.messages(at: .warning))")
         XCTAssertEqual(recoveries(), 1, "one recovery, logged once")
         await tier.close()
         await client.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import XCTest
 @testable import Stash
@@ -176,7 +177,7 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
     /// Two processes: the peer takes the lock and dies; this process loads once the lock expires.
     func testTheOtherProcessLoadsWhenTheHolderDies() async throws {
         let cache = try makeCache()
-        let peerDirectory = TemporaryDirectory()
+        let peerDirectory = try TemporaryDirectory(prefix: "stash-redis-cache")
         let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "fleet:")
         XCTAssertEqual(try peer.send("hold k 2000"), "holding")
         peer.kill()
@@ -193,7 +194,7 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
     /// Two processes loading one key: the one holding the lock loads, the other reads its value.
     func testTwoProcessesLoadOnce() async throws {
         let cache = try makeCache()
-        let peerDirectory = TemporaryDirectory()
+        let peerDirectory = try TemporaryDirectory(prefix: "stash-redis-cache")
         let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "fleet:")
         let options = options(lockTTL: .seconds(30))
         let gate = Gate()
@@ -243,3 +244,4 @@ private func XCTAssertThrowsErrorAsync<T>(
         XCTFail("no error thrown", file: file, line: line)
     } catch {}
 }
+#endif  // Redis

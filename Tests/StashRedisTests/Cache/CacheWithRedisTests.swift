@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import NIOCore
@@ -12,7 +13,7 @@ final class CacheWithRedisTests: XCTestCase {
     private var caches: SharedRedisCaches!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         server = try RedisServerProcess.start()
         caches = SharedRedisCaches(server: server, prefix: "shared:")
     }
@@ -153,11 +154,11 @@ final class CacheWithRedisTests: XCTestCase {
 /// Two processes, each with its own `Cache`, sharing one redis-server.
 final class CacheWithRedisTwoProcessTests: XCTestCase {
     func testTwoProcessesSeeEachOthersWritesAndInvalidations() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
-        let directory = TemporaryDirectory(), peerDirectory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache"), peerDirectory = try TemporaryDirectory(prefix: "stash-redis-cache")
         let cache = try Cache<String>(directory: directory.path, codec: .string,
                                       remote: RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "two:")))
         await cache.waitUntilReceivingInvalidations()
@@ -189,3 +190,4 @@ final class CacheWithRedisTwoProcessTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

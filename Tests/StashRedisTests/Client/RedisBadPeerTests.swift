@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import NIOPosix
 import XCTest
@@ -188,3 +189,4 @@ final class RedisBadPeerTests: XCTestCase {
         }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import Stash
 import XCTest
@@ -7,7 +8,7 @@ import XCTest
 /// breaker's counts hold under contention. Run under the thread sanitizer in CI.
 final class RedisClientConcurrencyTests: XCTestCase {
     func testConcurrentCallersGetTheirOwnReplies() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         var configuration = RedisConfiguration(host: "127.0.0.1", port: server.port)
@@ -31,7 +32,7 @@ final class RedisClientConcurrencyTests: XCTestCase {
 
     func testTheBreakerOpensOnceUnderConcurrentFailures() async {
         let clock = ManualClock()
-        let (logger, logs) = RecordingLogHandler.makeLogger()
+        let logs = LogRecorder(), logger = logs.logger
         let breaker = RedisCircuitBreaker(failureThreshold: 5, openDuration: .seconds(1), clock: clock, logger: logger)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<200 {
@@ -50,3 +51,4 @@ final class RedisClientConcurrencyTests: XCTestCase {
         XCTAssertEqual(probes, 1, "exactly one probe when half-open")
     }
 }
+#endif  // Redis

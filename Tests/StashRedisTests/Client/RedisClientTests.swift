@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import NIOPosix
@@ -201,3 +202,4 @@ final class RedisClientTests: RedisServerTestCase {
         await client.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import NIOEmbedded
 import Stash
@@ -47,3 +48,4 @@ final class RedisCommandHandlerTests: XCTestCase {
         _ = try channel.finish()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import XCTest
 @testable import StashRedis
@@ -35,7 +36,7 @@ final class RedisClusterClientTests: XCTestCase {
     private var cluster: RedisClusterProcesses!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         cluster = try Self.shared.get()
     }
 
@@ -158,3 +159,4 @@ final class RedisClusterClientTests: XCTestCase {
         await second.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import XCTest
@@ -11,7 +12,7 @@ import XCTest
 /// with a primary fewer replicas.
 final class RedisClusterFailoverTests: XCTestCase {
     func testAKilledPrimaryFailsOverToItsReplica() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let cluster = try RedisClusterProcesses()
         defer { cluster.stop() }
         var configuration = RedisConfiguration()
@@ -23,7 +24,7 @@ final class RedisClusterFailoverTests: XCTestCase {
                                         maximumRedirections: 16)
         let candidates = cluster.servers.map { RedisConfiguration(host: "127.0.0.1", port: $0.port) }
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fo:"), subscribeOn: candidates)
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache")
         let cache = try Cache<String>(directory: directory.path, codec: .string, remote: tier)
         await cache.waitUntilReceivingInvalidations()
 
@@ -78,3 +79,4 @@ final class RedisClusterFailoverTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import XCTest
 @testable import StashRedis
@@ -50,3 +51,4 @@ final class RedisKeySlotTests: XCTestCase {
         XCTAssertEqual(R(RedisError(.serverError, "WRONGTYPE")), .none)
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import XCTest
 @testable import Stash
 
@@ -10,3 +11,4 @@ extension Cache {
         return recorder
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Stash
 import StashRedis
@@ -45,3 +46,4 @@ final class InvalidationRecorder: Sendable {
         return expectation
     }
 }
+#endif  // Redis

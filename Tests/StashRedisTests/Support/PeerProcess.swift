@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -71,3 +72,4 @@ final class PeerProcess: @unchecked Sendable {
         }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Stash
 import XCTest
 
@@ -34,3 +35,4 @@ final class ProgressCounter: Sendable {
         return expectation
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 
 /// A real local Redis Cluster: three primaries and one replica each, built with
@@ -85,3 +86,4 @@ final class RedisClusterProcesses: @unchecked Sendable {
         throw TestServerError(message: "timed out waiting until \(what)")
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import StashRedis
 #if canImport(Glibc)
@@ -180,3 +181,4 @@ extension RedisServerProcess {
         return configuration
     }
 }
+#endif  // Redis

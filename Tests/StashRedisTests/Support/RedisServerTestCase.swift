@@ -1,3 +1,4 @@
+#if Redis
 import XCTest
 
 /// A test case with its own real `redis-server` per test, started before each
@@ -7,7 +8,7 @@ class RedisServerTestCase: XCTestCase {
     var server: RedisServerProcess!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         server = try RedisServerProcess.start()
     }
 
@@ -16,3 +17,4 @@ class RedisServerTestCase: XCTestCase {
         server = nil
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Logging
 @testable import Stash
 @testable import StashRedis
@@ -24,7 +25,7 @@ final class SharedRedisCaches {
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
         clients.append(client)
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix))
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-cache")
         directories.append(directory)
         return try Cache(
             memory: memory ? MemoryCache(configuration: .init(label: "test", clock: clock)) : nil,
@@ -49,3 +50,4 @@ extension RedisServerProcess {
         return Int(calls) ?? 0
     }
 }
+#endif  // Redis

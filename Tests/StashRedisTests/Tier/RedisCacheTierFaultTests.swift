@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import Stash
@@ -8,12 +9,12 @@ import XCTest
 /// is logged once, and the tier recovers when Redis is back.
 final class RedisCacheTierFaultTests: XCTestCase {
     func testRedisKilledAndRestartedInTheMiddleOfALoad() async throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         let server = try RedisServerProcess.start()
         defer { server.stop() }
         let client = RedisClient(configuration: server.faultTestConfiguration)
         let clock = ManualClock()
-        let (logger, logs) = RecordingLogHandler.makeLogger()
+        let logs = LogRecorder(), logger = logs.logger
         var tierConfiguration = RedisCacheTier<String>.Configuration()
         tierConfiguration.failureThreshold = 3
         tierConfiguration.openDuration = .seconds(5)
@@ -60,3 +61,4 @@ final class RedisCacheTierFaultTests: XCTestCase {
         await client.close()
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import Stash
@@ -10,7 +11,7 @@ final class RedisCacheTierTests: XCTestCase {
     private var tiers: [RedisCacheTier<String>] = []
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(RedisServerProcess.isAvailable, "redis-server is not installed")
+        try RedisRequirement.requireServer()
         server = try RedisServerProcess.start(["--proto-max-bulk-len", "1mb"])
     }
 
@@ -236,3 +237,4 @@ final class RedisCacheTierTests: XCTestCase {
         XCTAssertNil(RedisTierEngine.parseInvalidation(ByteBuffer(), ownID: "x"))
     }
 }
+#endif  // Redis

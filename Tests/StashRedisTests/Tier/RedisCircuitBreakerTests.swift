@@ -1,3 +1,4 @@
+#if Redis
 import Stash
 import XCTest
 @testable import StashRedis
@@ -7,7 +8,7 @@ final class RedisCircuitBreakerTests: XCTestCase {
 
     func testOpensAfterTheThresholdThenProbesOnceAfterTheCoolDown() {
         let clock = ManualClock()
-        let (logger, logs) = RecordingLogHandler.makeLogger()
+        let logs = LogRecorder(), logger = logs.logger
         let breaker = RedisCircuitBreaker(failureThreshold: 3, openDuration: .seconds(5), clock: clock, logger: logger)
         for _ in 0..<2 {
             XCTAssertTrue(breaker.allowsCall())
@@ -51,3 +52,4 @@ final class RedisCircuitBreakerTests: XCTestCase {
         XCTAssertFalse(RedisCircuitBreaker.isOutage(RedisError(.valueTooLarge, "")))
     }
 }
+#endif  // Redis

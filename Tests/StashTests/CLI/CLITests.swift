@@ -6,7 +6,7 @@ import Testing
 /// subprocess on a fresh temporary directory and checks its output and exit status.
 ///
 /// Exit statuses: 0 success, 1 not found, 2 bad usage, 3 no cache, 4 failure.
-@Suite struct CLITests {
+@Suite(.timeLimit(.minutes(5))) struct CLITests {
     /// A value size above the default inline threshold, so stored as a file; a
     /// round number, so that the stats tests can spell out totals.
     static let fileSize = 40_000
@@ -411,6 +411,17 @@ import Testing
             #expect(result.output.contains(heading))
         }
         #expect(result.output.contains("get note -> hello, disk   (it was kept on disk)"))
+        // The narration holds for the default policy: the entry read again stays when the count
+        // limit makes one go, and the tiered tour reads a key memory really let go.
+        let lines = result.output.split(separator: "\n").map(String.init)
+        let afterD = try #require(lines.firstIndex { $0.hasPrefix(" set d=date") })
+        #expect(lines[afterD + 1].hasPrefix("   evicted ") && !lines[afterD + 1].hasPrefix("   evicted a="))
+        let tiered = try #require(lines.firstIndex { $0.hasPrefix("== Cache") })
+        let memoryLine = try #require(lines[tiered...].first { $0.hasPrefix("   memory: ") })
+            .components(separatedBy: "disk:")[0]
+        let readLine = try #require(lines[tiered...].first { $0.hasPrefix(" get ") })
+        let readKey = String(readLine.dropFirst(" get ".count).prefix(1))
+        #expect(!memoryLine.contains("\"\(readKey)\""), "the key read from disk was not in memory")
         let line = try #require(result.output.split(separator: "\n").last { $0.hasPrefix("removed the temporary directory ") })
         let directory = String(line.dropFirst("removed the temporary directory ".count))
         #expect(directory.contains("stash-demo-"))

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct LoadCoordinatorConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct LoadCoordinatorConcurrencyTests {
     @Test func aThousandCallersShareOneLoad() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
         let gate = AsyncGate()
@@ -17,7 +17,7 @@ import Testing
                     }
                 }
             }
-            await yield { coordinator.waiterCount(forKey: "hot") == callers }
+            try await yield(until: { coordinator.waiterCount(forKey: "hot") == callers }, onTimeout: gate.open)
             gate.open()
             var answers = 0
             for try await value in group {

@@ -3,7 +3,7 @@ import Testing
 
 struct LoadFailure: Error, Equatable {}
 
-@Suite struct LoadCoordinatorTests {
+@Suite(.timeLimit(.minutes(5))) struct LoadCoordinatorTests {
     @Test func aLoadsErrorReachesEveryWaiterAndTheNextCallerLoadsAgain() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
         let gate = AsyncGate()
@@ -14,9 +14,9 @@ struct LoadFailure: Error, Equatable {}
             throw LoadFailure()
         }
         async let first: Result<Int, any Error> = Result { try await coordinator.value(forKey: "k", load: failing) }
-        await yield { coordinator.waiterCount(forKey: "k") == 1 }
+        try await yield(until: { coordinator.waiterCount(forKey: "k") == 1 }, onTimeout: gate.open)
         async let second: Result<Int, any Error> = Result { try await coordinator.value(forKey: "k", load: failing) }
-        await yield { coordinator.waiterCount(forKey: "k") == 2 }
+        try await yield(until: { coordinator.waiterCount(forKey: "k") == 2 }, onTimeout: gate.open)
         gate.open()
         for result in await [first, second] {
             #expect(throws: LoadFailure.self) { try result.get() }
@@ -37,9 +37,9 @@ struct LoadFailure: Error, Equatable {}
             return 7
         }
         let cancelled = Task { try await coordinator.value(forKey: "k", load: load) }
-        await yield { coordinator.waiterCount(forKey: "k") == 1 }
+        try await yield { coordinator.waiterCount(forKey: "k") == 1 }
         let kept = Task { try await coordinator.value(forKey: "k", load: load) }
-        await yield { coordinator.waiterCount(forKey: "k") == 2 }
+        try await yield { coordinator.waiterCount(forKey: "k") == 2 }
 
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
@@ -102,7 +102,7 @@ struct LoadFailure: Error, Equatable {}
             return 5
         }
         let impatient = Task { try await coordinator.value(forKey: "k", timeout: .seconds(2), load: load) }
-        await yield { clock.sleeperCount == 1 }
+        try await yield { clock.sleeperCount == 1 }
         clock.advance(by: .seconds(1))
         #expect(coordinator.waiterCount(forKey: "k") == 1)
         clock.advance(by: .seconds(1))
@@ -111,7 +111,7 @@ struct LoadFailure: Error, Equatable {}
         // The load goes on: a later caller joins it and gets its value.
         #expect(coordinator.isLoading("k"))
         let patient = Task { try await coordinator.value(forKey: "k", load: load) }
-        await yield { coordinator.waiterCount(forKey: "k") == 1 }
+        try await yield { coordinator.waiterCount(forKey: "k") == 1 }
         gate.open()
         #expect(try await patient.value == 5)
         #expect(stored.withLock { $0 } == 5)
@@ -122,7 +122,7 @@ struct LoadFailure: Error, Equatable {}
         let clock = ManualClock()
         let coordinator = LoadCoordinator<String, Int>(clock: clock)
         #expect(try await coordinator.value(forKey: "k", timeout: .seconds(1)) { 3 } == 3)
-        await yield { clock.sleeperCount == 0 }
+        try await yield { clock.sleeperCount == 0 }
     }
 
     @Test func startIfIdleRunsOneBackgroundLoad() async throws {
@@ -138,7 +138,7 @@ struct LoadFailure: Error, Equatable {}
         #expect(!coordinator.startIfIdle("k", load: load))
         // A caller joins the background load rather than starting another.
         let joined = Task { try await coordinator.value(forKey: "k", load: load) }
-        await yield { coordinator.waiterCount(forKey: "k") == 1 }
+        try await yield { coordinator.waiterCount(forKey: "k") == 1 }
         gate.open()
         #expect(try await joined.value == 1)
         #expect(loads.count == 1)

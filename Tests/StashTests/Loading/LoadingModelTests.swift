@@ -5,7 +5,7 @@ import Testing
 /// clock steps, run against `MemoryCache` and against a plain model of the
 /// get-or-load rules; after every step both must agree on what each call
 /// returned and on which keys hold a fresh value.
-@Suite struct LoadingModelTests {
+@Suite(.timeLimit(.minutes(5))) struct LoadingModelTests {
     /// The rules of `value(forKey:orLoad:)` for one task at a time, in plain
     /// dictionaries, with no eviction (the cache under test has no limits).
     struct Model {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheBlockingLoadingTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheBlockingLoadingTests {
     @Test func aMissLoadsOnTheCallingThreadAndTheNextCallHits() throws {
         let cache = makeLoadingCache()
         let loads = Counter()
@@ -53,7 +53,7 @@ import Testing
     }
 }
 
-@Suite struct MemoryCacheBlockingLoadingConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheBlockingLoadingConcurrencyTests {
     @Test func threadsMissingTogetherShareOneLoad() throws {
         let cache = makeLoadingCache()
         let loads = Counter()
@@ -79,10 +79,15 @@ import Testing
             }
         }
         // The leader is inside the loader; the others block on its flight.
-        while loads.count == 0 || cache.core.loading.blockingFlights.withLock({ $0.count }) == 0 {}
-        while arrived.count < threads {}
+        do {
+            try spin { loads.count > 0 && cache.core.loading.blockingFlights.withLock({ $0.count }) > 0 }
+            try spin { arrived.count == threads }
+        } catch {
+            release.signal()  // no thread stays blocked behind a failed test
+            throw error
+        }
         release.signal()
-        group.wait()
+        try #require(group.wait(timeout: .now() + .seconds(60)) == .success)
         #expect(results.withLock { $0 } == Array(repeating: 9, count: threads))
         #expect(loads.count == 1)
     }

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheLoadingConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheLoadingConcurrencyTests {
     @Test func aThousandCallersForOneMissingKeyShareOneLoad() async throws {
         let cache = makeLoadingCache()
         let loader = ScriptedLoader(value: 42, held: true)
@@ -10,7 +10,9 @@ import Testing
             for _ in 0..<callers {
                 group.addTask { try await cache.value(forKey: "hot", orLoad: loader.load) }
             }
-            await yield { cache.core.loading.coordinator.waiterCount(forKey: "hot") == callers }
+            try await yield(
+                until: { cache.core.loading.coordinator.waiterCount(forKey: "hot") == callers },
+                onTimeout: loader.gate!.open)
             loader.gate!.open()
             var answers = 0
             for try await value in group {
@@ -28,7 +30,7 @@ import Testing
         let loader = ScriptedLoader(held: true)
         loader.willThrow(LoadFailure())
         let callers = 1_000
-        await withTaskGroup(of: Bool.self) { group in
+        try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<callers {
                 group.addTask {
                     do {
@@ -39,10 +41,12 @@ import Testing
                     }
                 }
             }
-            await yield { cache.core.loading.coordinator.waiterCount(forKey: "hot") == callers }
+            try await yield(
+                until: { cache.core.loading.coordinator.waiterCount(forKey: "hot") == callers },
+                onTimeout: loader.gate!.open)
             loader.gate!.open()
             var failures = 0
-            for await failed in group where failed { failures += 1 }
+            for try await failed in group where failed { failures += 1 }
             #expect(failures == callers)
         }
         #expect(loader.calls.count == 1)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheLoadingTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheLoadingTests {
     // MARK: Hits and misses
 
     @Test func aMissLoadsAndStoresAndTheNextCallHits() async throws {
@@ -36,7 +36,7 @@ import Testing
         clock.advance(by: .seconds(45))
         #expect(try await cache.value(forKey: "k", orLoad: makeLoader()) == 1, "due for refresh: the old value, at once")
         #expect(formed == 2, "a hit due for a refresh forms it, for the refresh")
-        await yield { cache.value(forKey: "k") == 2 }
+        try await yield { cache.value(forKey: "k") == 2 }
         #expect(loader.calls.count == 2)
     }
 
@@ -102,10 +102,10 @@ import Testing
         for _ in 0..<3 {
             #expect(try await cache.value(forKey: "k", orLoad: reload.load) == 1)
         }
-        await yield { reload.gate!.waitingCount == 1 }
+        try await yield { reload.gate!.waitingCount == 1 }
         #expect(reload.calls.count == 1)
         reload.gate!.open()
-        await yield { cache.value(forKey: "k") == 2 }
+        try await yield { cache.value(forKey: "k") == 2 }
         #expect(try await cache.value(forKey: "k", orLoad: reload.load) == 2)
         #expect(reload.calls.count == 1)
         #expect(cache.statistics.refreshes == 1)
@@ -120,7 +120,7 @@ import Testing
         clock.advance(by: .seconds(5))
         loader.willThrow(LoadFailure())
         #expect(try await cache.value(forKey: "k", orLoad: loader.load) == 1)
-        await yield { cache.statistics.loadFailures == 1 }
+        try await yield { cache.statistics.loadFailures == 1 }
         #expect(cache.value(forKey: "k") == 1)
         #expect(log.messages(at: .warning).count == 1)
     }
@@ -184,11 +184,11 @@ import Testing
         clock.advance(by: .seconds(10))
         let slow = ScriptedLoader(value: 2, held: true)
         let caller = Task { try await cache.value(forKey: "k", orLoad: slow.load) }
-        await yield { clock.sleeperCount == 1 && slow.gate!.waitingCount == 1 }
+        try await yield { clock.sleeperCount == 1 && slow.gate!.waitingCount == 1 }
         clock.advance(by: .seconds(1))
         #expect(try await caller.value == 1)
         slow.gate!.open()
-        await yield { cache.value(forKey: "k") == 2 }
+        try await yield { cache.value(forKey: "k") == 2 }
         #expect(cache.statistics.staleValuesServed == 1)
     }
 
@@ -198,14 +198,14 @@ import Testing
             clock: clock, options: LoadOptions(softTimeout: .seconds(1), hardTimeout: .seconds(3)))
         let slow = ScriptedLoader(value: 2, held: true)
         let caller = Task { try await cache.value(forKey: "k", orLoad: slow.load) }
-        await yield { clock.sleeperCount == 1 && slow.gate!.waitingCount == 1 }
+        try await yield { clock.sleeperCount == 1 && slow.gate!.waitingCount == 1 }
         clock.advance(by: .seconds(2))
         #expect(cache.count == 0)
         clock.advance(by: .seconds(1))
         await #expect { try await caller.value } throws: { StashError.Code.timedOut ~= $0 }
         // The load goes on and stores its value.
         slow.gate!.open()
-        await yield { cache.value(forKey: "k") == 2 }
+        try await yield { cache.value(forKey: "k") == 2 }
     }
 
     // MARK: Errors cached
@@ -241,7 +241,7 @@ import Testing
         let cache = makeLoadingCache()
         let slow = ScriptedLoader(value: 1, held: true)
         let caller = Task { try await cache.value(forKey: "k", orLoad: slow.load) }
-        await yield { slow.gate!.waitingCount == 1 }
+        try await yield { slow.gate!.waitingCount == 1 }
         cache.setValue(2, forKey: "k")
         slow.gate!.open()
         #expect(try await caller.value == 1)
@@ -254,7 +254,7 @@ import Testing
         as [@Sendable () -> Void] {
             let slow = ScriptedLoader(value: 1, held: true)
             let caller = Task { try await cache.value(forKey: "k", orLoad: slow.load) }
-            await yield { slow.gate!.waitingCount == 1 }
+            try await yield { slow.gate!.waitingCount == 1 }
             change()
             slow.gate!.open()
             #expect(try await caller.value == 1)
@@ -298,9 +298,9 @@ import Testing
         let cache = makeLoadingCache()
         let slow = ScriptedLoader(value: 8, held: true)
         let cancelled = Task { try await cache.value(forKey: "k", orLoad: slow.load) }
-        await yield { slow.gate!.waitingCount == 1 }
+        try await yield { slow.gate!.waitingCount == 1 }
         let kept = Task { try await cache.value(forKey: "k", orLoad: slow.load) }
-        await yield { cache.core.loading.coordinator.waiterCount(forKey: "k") == 2 }
+        try await yield { cache.core.loading.coordinator.waiterCount(forKey: "k") == 2 }
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         slow.gate!.open()
@@ -329,7 +329,7 @@ import Testing
         let cache = makeLoadingCache()
         let slow = ScriptedLoader(value: 1, held: true)
         let single = Task { try await cache.value(forKey: "a", orLoad: slow.load) }
-        await yield { slow.gate!.waitingCount == 1 }
+        try await yield { slow.gate!.waitingCount == 1 }
         let asked = LockedValue<[Set<String>]>([])
         let bulk = Task {
             try await cache.values(forKeys: ["a", "b"]) { keys in
@@ -337,7 +337,7 @@ import Testing
                 return Dictionary(uniqueKeysWithValues: keys.map { ($0, 2) })
             }
         }
-        await yield { cache.value(forKey: "b") == 2 }
+        try await yield { cache.value(forKey: "b") == 2 }
         slow.gate!.open()
         #expect(try await bulk.value == ["a": 1, "b": 2])
         #expect(try await single.value == 1)

@@ -2,7 +2,7 @@ import Dispatch
 import Testing
 @testable import Stash
 
-@Suite struct MemoryPressureMonitorTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryPressureMonitorTests {
     private typealias Configuration = MemoryPressureMonitor.Configuration
 
     // MARK: Configuration
@@ -381,7 +381,7 @@ import Testing
 
 /// Hammers one monitor from several threads. Named `...Concurrency...` so CI
 /// runs it under the thread sanitizer.
-@Suite struct MemoryPressureConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryPressureConcurrencyTests {
     @Test func concurrentRegistrationPollingAndNotifying() {
         let source = FakeMemoryPressureSource(.psi(0))
         let monitor = MemoryPressureMonitor.forTesting(

@@ -12,7 +12,7 @@ import Darwin
 
 private typealias Source = LinuxMemoryPressureSource
 
-@Suite struct MemoryPressureParserTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryPressureParserTests {
     // MARK: PSI
 
     @Test func psiSomeAvg10() {
@@ -197,20 +197,19 @@ private typealias Source = LinuxMemoryPressureSource
     }
 }
 
-@Suite struct MemoryPressureLinuxSourceTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryPressureLinuxSourceTests {
     /// A throwaway directory tree standing in for /proc and /sys/fs/cgroup.
     /// Call `remove()` when done (in a `defer`).
     private struct FakeFileSystem {
-        let root: String
+        let directory: TemporaryDirectory
+        var root: String { directory.path }
 
         init() throws {
-            root = FileManager.default.temporaryDirectory
-                .appendingPathComponent("stash-pressure-\(UUID().uuidString)").path
-            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            directory = try TemporaryDirectory(prefix: "stash-pressure")
         }
 
         func remove() {
-            try? FileManager.default.removeItem(atPath: root)
+            directory.remove()
         }
 
         func write(_ contents: String, to relativePath: String) throws {

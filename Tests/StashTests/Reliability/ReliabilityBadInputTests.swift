@@ -8,7 +8,7 @@ import Testing
 /// correctly, or a clear error. Never a crash, never another key's value.
 ///
 /// Rerun: `swift test --filter ReliabilityBadInputTests`.
-@Suite struct ReliabilityBadInputTests {
+@Suite(.timeLimit(.minutes(Reliability.minutes(10)))) struct ReliabilityBadInputTests {
     static func disk(_ directory: TemporaryDirectory, _ name: String = "cache", log: LogRecorder = LogRecorder(),
                      storage: DiskStorageKind = .mixed(inlineThreshold: 4096), sizeLimit: Int = .max) throws -> DiskCache<Data> {
         try DiskCache<Data>(

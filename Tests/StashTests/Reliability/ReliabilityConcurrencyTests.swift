@@ -16,7 +16,7 @@ import Testing
 ///
 /// Rerun: `swift test --filter ReliabilityConcurrencyTests`; under TSan as CI does:
 /// `swift test --scratch-path .build-tsan --sanitize=thread --filter Concurrency`.
-@Suite struct ReliabilityConcurrencyTests {
+@Suite(.timeLimit(.minutes(Reliability.minutes(10)))) struct ReliabilityConcurrencyTests {
     static let threads = 8
     static let memoryOperations = 100_000
     static var diskOperations: Int {

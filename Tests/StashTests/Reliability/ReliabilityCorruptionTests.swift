@@ -16,7 +16,7 @@ import Darwin
 /// of the cache is never followed.
 ///
 /// Rerun: `swift test --filter ReliabilityCorruptionTests`.
-@Suite struct ReliabilityCorruptionTests {
+@Suite(.timeLimit(.minutes(Reliability.minutes(10)))) struct ReliabilityCorruptionTests {
     enum Damage: String, CaseIterable, CustomTestStringConvertible {
         case manifestTruncatedToZero, manifestTruncatedToHeader, manifestTruncatedToHalf, manifestZeroed
         case manifestRandomPages1, manifestRandomPages2, manifestRandomPages3, manifestRandomPages4

@@ -16,7 +16,7 @@ import Darwin
 ///
 /// Rerun: `swift test --filter ReliabilityCrashTests` (`STASH_RELIABILITY_SCALE=N`
 /// multiplies the number of kill points).
-@Suite(.serialized) struct ReliabilityCrashTests {
+@Suite(.serialized, .timeLimit(.minutes(Reliability.minutes(10)))) struct ReliabilityCrashTests {
     /// What was in flight when a child was killed.
     enum InFlight: String, CaseIterable {
         case none = "between operations"

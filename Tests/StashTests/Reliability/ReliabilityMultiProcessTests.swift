@@ -11,7 +11,7 @@ import Testing
 /// that every shared value is whole, and that the directory is consistent.
 ///
 /// Rerun: `swift test --filter ReliabilityMultiProcessTests`.
-@Suite struct ReliabilityMultiProcessTests {
+@Suite(.timeLimit(.minutes(Reliability.minutes(10)))) struct ReliabilityMultiProcessTests {
     @Test(.timeLimit(.minutes(Reliability.minutes(3))))
     func twoProcessesOnOneDirectoryLoseAndCorruptNothing() async throws {
         try await withTemporaryDirectory { directory in

@@ -14,7 +14,7 @@ import Darwin
 /// was stored before must stay intact and readable.
 ///
 /// Rerun: `swift test --filter ReliabilityWriteFailureTests`.
-@Suite(.serialized) struct ReliabilityWriteFailureTests {
+@Suite(.serialized, .timeLimit(.minutes(Reliability.minutes(10)))) struct ReliabilityWriteFailureTests {
     /// Mounts a tmpfs of `size` at `path`; `false` when not permitted (not root, no
     /// CAP_SYS_ADMIN, a container without mount rights).
     static func mountTmpfs(at path: String, size: String) -> Bool {

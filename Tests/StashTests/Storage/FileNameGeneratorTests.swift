@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct FileNameGeneratorTests {
+@Suite(.timeLimit(.minutes(5))) struct FileNameGeneratorTests {
     @Test func namesAreThirtyTwoHexDigitsAndDistinct() {
         var generator = FileNameGenerator()
         var seen = Set<String>()

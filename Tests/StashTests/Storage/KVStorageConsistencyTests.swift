@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct KVStorageConsistencyTests {
+@Suite(.timeLimit(.minutes(5))) struct KVStorageConsistencyTests {
     @Test func aHealthyCacheIsClean() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 10))

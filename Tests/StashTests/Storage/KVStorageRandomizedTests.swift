@@ -3,7 +3,7 @@ import Testing
 @testable import Stash
 
 /// Random operations, from fixed seeds, checked against a Dictionary model.
-@Suite struct KVStorageRandomizedTests {
+@Suite(.timeLimit(.minutes(5))) struct KVStorageRandomizedTests {
     struct ModelEntry {
         var value: Data
         var extendedData: Data?

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct KVStorageRecoveryTests {
+@Suite(.timeLimit(.minutes(5))) struct KVStorageRecoveryTests {
     /// Fills a storage with enough inline entries to span many pages, then closes it.
     func populateAndClose(_ fixture: StorageFixture, count: Int = 300) throws {
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 2000))

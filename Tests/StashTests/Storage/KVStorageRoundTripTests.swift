@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct KVStorageRoundTripTests {
+@Suite(.timeLimit(.minutes(5))) struct KVStorageRoundTripTests {
     static let kinds: [DiskStorageKind] = [.sqlite, .file, .mixed(inlineThreshold: 100), .default]
 
     @Test(arguments: kinds)

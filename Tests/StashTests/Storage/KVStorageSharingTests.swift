@@ -9,7 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite struct KVStorageSharingTests {
+@Suite(.timeLimit(.minutes(5))) struct KVStorageSharingTests {
     @Test func twoInstancesSeeEachOthersWrites() throws {
         let fixture = try StorageFixture()
         let first = try fixture.open(kind: .mixed(inlineThreshold: 10))

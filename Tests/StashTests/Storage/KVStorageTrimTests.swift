@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct KVStorageTrimTests {
+@Suite(.timeLimit(.minutes(5))) struct KVStorageTrimTests {
     /// Writes keys "0"…"n-1", one nanosecond apart, 10 bytes each (files above 4).
     func populate(_ storage: KVStorage, _ fixture: StorageFixture, count: Int, size: Int = 10) throws {
         for index in 0..<count {

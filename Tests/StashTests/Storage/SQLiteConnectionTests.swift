@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct SQLiteConnectionTests {
+@Suite(.timeLimit(.minutes(5))) struct SQLiteConnectionTests {
     let directory: TemporaryDirectory
     let path: String
 

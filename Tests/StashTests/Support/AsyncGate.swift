@@ -39,11 +39,3 @@ final class Counter: Sendable {
 
     var count: Int { value.withLock { $0 } }
 }
-
-/// Yields until `condition` holds: for waiting until other tasks reached a
-/// point the test can observe (never for time to pass).
-func yield(until condition: () -> Bool) async {
-    while !condition() {
-        await Task.yield()
-    }
-}

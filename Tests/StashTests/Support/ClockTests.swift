@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct ClockTests {
+@Suite(.timeLimit(.minutes(5))) struct ClockTests {
     @Test func manualClockAdvances() {
         let clock = ManualClock(start: 5)
         #expect(clock.nanosecondsNow == 5)
@@ -13,7 +13,7 @@ import Testing
         let clock = ManualClock()
         let early = Task { try await clock.sleep(until: 10) }
         let late = Task { try await clock.sleep(until: 20) }
-        await yield { clock.sleeperCount == 2 }
+        try await yield { clock.sleeperCount == 2 }
         clock.advance(by: .nanoseconds(15))
         try await early.value
         #expect(clock.sleeperCount == 1)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct StashErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct StashErrorTests {
     func failing(_ code: StashError.Code) throws(StashError) {
         throw StashError(code, "test")
     }

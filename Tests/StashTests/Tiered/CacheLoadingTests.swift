@@ -10,7 +10,7 @@ private func makeCache(
     return try Cache(memory: memory, disk: disk, loadOptions: options)
 }
 
-@Suite struct CacheLoadingTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheLoadingTests {
 
     @Test func aMissLoadsOnceAndWritesBothTiers() async throws {
         try await withTemporaryDirectory { directory in
@@ -136,9 +136,9 @@ private func makeCache(
             for _ in 0..<3 {
                 #expect(try await cache.value(forKey: "k", orLoad: reload) == "v1", "the old value, at once")
             }
-            await yield { gate.waitingCount == 1 }
+            try await yield { gate.waitingCount == 1 }
             gate.open()
-            await yield { cache.memory?.value(forKey: "k") == "v2" }
+            try await yield { cache.memory?.value(forKey: "k") == "v2" }
             #expect(try await cache.disk?.value(forKey: "k") == "v2")
             #expect(reloads.count == 1)
             #expect(cache.statistics.refreshes == 1)
@@ -160,11 +160,11 @@ private func makeCache(
                     return "v2"
                 }
             }
-            await yield { clock.sleeperCount == 1 && gate.waitingCount == 1 }
+            try await yield { clock.sleeperCount == 1 && gate.waitingCount == 1 }
             clock.advance(by: .seconds(1))
             #expect(try await caller.value == "v1")
             gate.open()
-            await yield { cache.memory?.value(forKey: "k") == "v2" }
+            try await yield { cache.memory?.value(forKey: "k") == "v2" }
             #expect(try await cache.disk?.value(forKey: "k") == "v2")
             #expect(cache.statistics.staleValuesServed == 1)
         }
@@ -205,7 +205,7 @@ private func makeCache(
     }
 }
 
-@Suite struct CacheLoadingConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheLoadingConcurrencyTests {
     @Test func aThousandCallersShareOneLoadThroughBothTiers() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
@@ -221,7 +221,8 @@ private func makeCache(
                         }
                     }
                 }
-                await yield { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }
+                try await yield(
+                    until: { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }, onTimeout: gate.open)
                 gate.open()
                 for try await value in group { #expect(value == "v") }
             }
@@ -236,7 +237,7 @@ private func makeCache(
             let gate = AsyncGate()
             let loads = Counter()
             let failures = Counter()
-            await withTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<1_000 {
                     group.addTask {
                         do {
@@ -252,7 +253,8 @@ private func makeCache(
                         }
                     }
                 }
-                await yield { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }
+                try await yield(
+                    until: { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }, onTimeout: gate.open)
                 gate.open()
             }
             #expect(loads.count == 1)

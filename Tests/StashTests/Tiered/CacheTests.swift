@@ -3,7 +3,7 @@ import Logging
 import Testing
 @testable import Stash
 
-@Suite struct CacheTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheTests {
     private func makeCache(
         _ directory: TemporaryDirectory, memoryCountLimit: Int = .max, diskSizeLimit: Int = .max,
         clock: ManualClock = ManualClock(start: 1_700_000_000_000_000_000)
@@ -169,7 +169,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct CacheDirectoryTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CacheDirectoryTests {
     @Test func cachesDirectoryFollowsXDG() throws {
         #expect(try CachesDirectory.path(forName: "app", environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"]) == "/x/cache/app")
         #expect(try CachesDirectory.path(forName: "app", environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.cache/app")
@@ -198,7 +198,7 @@ import Testing
     }
 }
 
-@Suite struct CacheOfBytesTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheOfBytesTests {
     @Test func aCacheOfDataNeedsNoCodec() throws {
         try withTemporaryDirectory { directory in
             let cache = try Cache<Data>(directory: directory.path, memoryCountLimit: 10)

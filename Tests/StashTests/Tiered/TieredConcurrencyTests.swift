@@ -4,7 +4,7 @@ import Testing
 @testable import Stash
 
 /// Runs under the thread sanitizer in CI (`.ci/run` filters on "Concurrency").
-@Suite struct TieredConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct TieredConcurrencyTests {
     /// Values carry their key, so a read can check it got its own key's bytes.
     private static func value(for key: String, writer: Int, step: Int, rng: inout SeededGenerator) -> String {
         let padding = String(repeating: "x", count: Int.random(in: 0...40, using: &rng) * (step % 5 == 0 ? 600 : 1))

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -94,3 +95,4 @@ final class BenchOrigin: Sendable {
         }
     }
 }
+#endif  // AsyncHTTPClient

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 // stash-http-client-bench: CachingHTTPClient against a real origin on 127.0.0.1 (BenchOrigin),
 // one request at a time, interleaved with its baselines in every round, medians. A target of the
 // root package, not of Benchmarks/, so that a release build reuses the SwiftNIO and
@@ -163,3 +164,21 @@ enum ClientBench {
         return "\(whole).\(String(repeating: "0", count: digits - text.count))\(text)"
     }
 }
+#else
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Built without the `AsyncHTTPClient` package trait: says so and fails instead of serving.
+@main
+enum ClientBenchUnavailable {
+    static func main() {
+        print("stash-http-client-bench was built without the Stash package's AsyncHTTPClient trait")
+        exit(1)
+    }
+}
+#endif  // AsyncHTTPClient

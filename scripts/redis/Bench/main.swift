@@ -1,3 +1,4 @@
+#if Redis
 // The client side of scripts/redis/bench.sh: GET/SET of 100-byte values through
 // StashRedis against a running server, at a fixed concurrency, with or without
 // pipelining; and the invalidation latency between two tier instances.
@@ -188,3 +189,4 @@ default:
     print("unknown command \(arguments[1])")
     exit(2)
 }
+#endif  // Redis
