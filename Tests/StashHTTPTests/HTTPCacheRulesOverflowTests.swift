@@ -3,7 +3,7 @@ import Testing
 @testable import StashHTTP
 
 /// Extreme values from the network clamp; they never overflow (a trap would kill the process).
-@Suite struct HTTPCacheRulesOverflowTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheRulesOverflowTests {
     let rules = HTTPCacheRules(mode: .shared, heuristicCap: 86_400)
     let now: Int64 = epochSeconds * 1_000_000_000
 

@@ -3,7 +3,7 @@ import Testing
 @testable import StashHTTP
 
 /// The policy as pure functions: every rule from request and response values, no cache, no I/O.
-@Suite struct HTTPCacheRulesTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheRulesTests {
     let now: Int64 = epochSeconds * 1_000_000_000
     let shared = HTTPCacheRules(mode: .shared, heuristicCap: 86_400)
     let `private` = HTTPCacheRules(mode: .private, heuristicCap: 86_400)

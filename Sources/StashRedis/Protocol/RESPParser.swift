@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 
 /// Parses RESP2 and RESP3 values from the front of a buffer as their bytes arrive. RESP3 types
@@ -288,3 +289,4 @@ extension RESPValue {
         }
     }
 }
+#endif  // Redis

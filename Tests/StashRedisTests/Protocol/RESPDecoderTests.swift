@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 import NIOEmbedded
 import XCTest
@@ -229,3 +230,4 @@ final class RESPDecoderTests: XCTestCase {
         XCTAssertEqual(Array(encoded.readableBytesView), commands.flatMap(reference))
     }
 }
+#endif  // Redis

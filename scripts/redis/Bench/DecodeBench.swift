@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import NIOCore
 import StashRedis
@@ -65,3 +66,4 @@ private func threadCPUNanoseconds() -> UInt64 {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
+#endif  // Redis
