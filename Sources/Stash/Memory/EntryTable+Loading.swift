@@ -50,7 +50,10 @@ extension EntryTable {
             return true
         }
         if expiries[slot] == .max { expiringCount += 1 }
-        expiries.set(now, at: slot, arenaCapacity: entryCapacity)
+        if expiries.values == nil {
+            withAllStripesLocked { expiries.allocate(entryCapacity) }
+        }
+        withStripeLocked(hash: hash) { expiries.set(now, at: slot, arenaCapacity: entryCapacity) }
         return true
     }
 }
