@@ -50,10 +50,8 @@ extension EntryTable {
             return true
         }
         if expiries[slot] == .max { expiringCount += 1 }
-        if expiries.values == nil {
-            withAllStripesLocked { expiries.allocate(entryCapacity) }
-        }
-        withStripeLocked(hash: hash) { expiries.set(now, at: slot, arenaCapacity: entryCapacity) }
+        prepareExpiryColumn(for: now)
+        withStripeLocked(hash: hash) { setExpiry(now, at: slot) }
         return true
     }
 }

@@ -57,10 +57,7 @@ extension EntryTable {
             return
         }
         let expiry = ttl.map { now.addingClamped($0) } ?? .max
-        if expiry != .max && expiries.values == nil {
-            // Readers read the column: it appears with every stripe locked.
-            withAllStripesLocked { expiries.allocate(entryCapacity) }
-        }
+        prepareExpiryColumn(for: expiry)
         let stripe = Self.stripeIndex(of: hash)
         if slot >= 0 {
             // Take the old cost out first, so making room never overflows.
@@ -74,7 +71,7 @@ extension EntryTable {
             entry.pointee.value = value
             entry.pointee.writeTime = now
             if expiries[slot] != .max { expiringCount -= 1 }
-            expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
+            setExpiry(expiry, at: slot)
             unlockStripe(stripe)
             evicted.append(key: key, value: oldValue, reason: .replaced)
             totalCost += cost
@@ -91,7 +88,7 @@ extension EntryTable {
             slot = allocateSlot()
             (entries + Int(slot)).initialize(to: Entry(key: key, value: value, writeTime: now))
             costs.set(cost, at: slot, arenaCapacity: entryCapacity)
-            expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
+            setExpiry(expiry, at: slot)
             graces.set(grace, at: slot, arenaCapacity: entryCapacity)
             lockStripe(stripe)
             let mustGrow = stripeMustGrow(hash: hash)
