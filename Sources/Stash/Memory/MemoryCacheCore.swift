@@ -22,9 +22,10 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     // `logger` and `lock` are immutable. The two read on every eviction are
     // `@exclusivity(unchecked)`, for the reason given on EntryTable.
 
-    /// Guards `table` and the `_` properties. Internal only so that the
+    /// Guards `table` and the `_` properties (the policy lock; adaptive, see
+    /// ``AdaptiveLock``). Internal only so that the
     /// inlinable entry points below can take it; nothing outside this class does.
-    @usableFromInline let lock = Lock()
+    @usableFromInline let lock = AdaptiveLock()
     @usableFromInline let table: EntryTable<Key, Value>
     @exclusivity(unchecked) @usableFromInline var _onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
     @exclusivity(unchecked) @usableFromInline var _releasesValuesInBackground: Bool
