@@ -14,13 +14,13 @@ struct StashBench: ParsableCommand {
         """)
 
     enum Section: String, ExpressibleByArgument, CaseIterable {
-        case memory, hitratio, disk, all
+        case memory, hitratio, disk, contention, all
     }
 
     @Flag(help: "Fewer keys, operations and runs, for CI and quick looks.")
     var quick = false
 
-    @Option(help: "Which section to run: memory, hitratio, disk (DiskCache and baselines) or all.")
+    @Option(help: "Which section to run: memory, hitratio, disk (DiskCache and baselines), contention (threads sharing one cache) or all.")
     var section: Section = .all
 
     @Option(help: "The folder of hit-ratio traces and their README (read in place, never copied).")
@@ -83,7 +83,7 @@ struct StashBench: ParsableCommand {
             try writeOutputs(report, json: nil)
             return
         }
-        let sections: [Section] = section == .all ? [.memory, .hitratio, .disk] : [section]
+        let sections: [Section] = section == .all ? [.memory, .hitratio, .disk, .contention] : [section]
         var settings = Settings.make(quick: quick, runs: runs, seed: seed, sections: sections.map(\.rawValue),
                                      traces: sections.contains(.hitratio) ? traces : nil)
         if sections.contains(.disk) { settings.diskDirectories = diskDir }
@@ -169,11 +169,19 @@ struct StashBench: ParsableCommand {
             }
             report.notes += BenchLog.drain()
         }
+        var contention: ContentionReport?
+        if sections.contains(.contention) {
+            contention = measureContention(ContentionPlan(quick: quick, rounds: runs, seed: seed), progress: progress)
+        }
         progress?("")
         report.machine.loadAverageAtEnd = MachineInfo.loadAverage()
 
         print(report.text(), terminator: "")
         try writeOutputs(report, json: json)
+        if let contention {
+            print(contention.markdown(), terminator: "")
+            try writeContention(contention)
+        }
 
         let failed = (report.targets + report.disk.flatMap(\.targets)).contains { !$0.passed }
             || report.hitRatio.contains { $0.stashLRUMatchesReadme != true || !$0.optMatchesReadme }
@@ -210,6 +218,23 @@ struct StashBench: ParsableCommand {
         if let markdown {
             try write(Data(report.markdownPage(svgLinks: svgLinks).utf8), to: markdown)
             print("wrote \(markdown)")
+        }
+    }
+
+    /// The contention section's chart (`contention.svg` beside the others) and,
+    /// with --json, its figures in `<json>-contention.json`. Its table is in the text output.
+    private func writeContention(_ contention: ContentionReport) throws {
+        if let svg {
+            let path = (svg as NSString).appendingPathComponent("contention.svg")
+            try write(Data(contention.svg().utf8), to: path)
+            print("wrote \(path)")
+        }
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let path = (json as NSString).deletingPathExtension + "-contention.json"
+            try write(try encoder.encode(contention), to: path)
+            print("wrote \(path)")
         }
     }
 

@@ -4,12 +4,16 @@ extension EntryTable {
     @usableFromInline
     func growArena() {
         let newCapacity = Swift.max(8, entryCapacity * 2)
-        entries = entries.movedToNewBuffer(count: handedOut, capacity: newCapacity)
-        entryCapacity = newCapacity
+        // Readers dereference the arena, the expiry column and the queue's
+        // counters: those move with every stripe locked. O(stripes), once per doubling.
+        withAllStripesLocked {
+            entries = entries.movedToNewBuffer(count: handedOut, capacity: newCapacity)
+            entryCapacity = newCapacity
+            expiries.grow(to: newCapacity)
+            queue.reserveCapacity(newCapacity)
+        }
         costs.grow(to: newCapacity)
-        expiries.grow(to: newCapacity)
         graces.grow(to: newCapacity)
-        queue.reserveCapacity(newCapacity)
     }
 
     @inlinable

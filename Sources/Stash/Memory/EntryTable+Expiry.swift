@@ -6,6 +6,25 @@ extension EntryTable {
     // (``LoadOptions/staleIfError``) is *kept* until the grace passes too, so a
     // failing load can return it; only then must it go.
 
+    /// Makes sure the expiry column exists if `expiry` needs it. Readers read
+    /// the column with only a stripe lock held, so it appears with every stripe
+    /// locked: call this holding the policy lock and no stripe lock.
+    @inlinable
+    func prepareExpiryColumn(for expiry: Int64) {
+        if expiry != .max && expiries.values == nil {
+            withAllStripesLocked { expiries.allocate(entryCapacity) }
+        }
+    }
+
+    /// Sets the expiry of `slot`, after ``prepareExpiryColumn(for:)``. The value
+    /// is stored through the column's buffer rather than by mutating the
+    /// column, so readers of other slots do not race with it. The caller holds
+    /// the policy lock, and the slot's stripe lock if the slot is in the index.
+    @inlinable
+    func setExpiry(_ expiry: Int64, at slot: Int32) {
+        if expiries.values != nil { expiries.store(expiry, at: slot) }
+    }
+
     /// Whether the entry is past its time to live or the age limit.
     @inlinable
     func isExpired(_ slot: Int32, now: Int64) -> Bool {

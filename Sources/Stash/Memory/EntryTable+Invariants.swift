@@ -13,31 +13,40 @@ extension EntryTable {
     /// - Complexity: O(buckets + arena slots).
     @usableFromInline
     func _checkInvariants() {
-        let bucketCount = bucketMask + 1
-        precondition(bucketCount & bucketMask == 0, "the bucket count is a power of two")
-        precondition(count * 4 <= bucketCount * 3, "the index is at most 3/4 full")
         var live = [Bool](repeating: false, count: handedOut)
         var occupiedBuckets = 0
         var costSum = 0
         var expiring = 0
-        for bucket in 0..<bucketCount {
-            let word = buckets[bucket]
-            precondition(isOccupied(bucket) == (word != 0), "bitmap bit \(bucket) matches its bucket")
-            guard word != 0 else { continue }
-            occupiedBuckets += 1
-            let slot = Self.slot(of: word)
-            precondition(slot >= 0 && Int(slot) < handedOut, "bucket \(bucket) points into the arena")
-            precondition(!live[Int(slot)], "slot \(slot) has one bucket")
-            live[Int(slot)] = true
-            let hash = UInt32(truncatingIfNeeded: word >> 32)
-            precondition(hash == Self.hash(entries[Int(slot)].key), "bucket \(bucket) carries its key's hash")
-            var probe = Int(hash) & bucketMask
-            while probe != bucket {
-                precondition(buckets[probe] != 0, "bucket \(bucket) is reachable from its home bucket")
-                probe = (probe &+ 1) & bucketMask
+        for stripeIndex in 0..<Self.stripeCount {
+            let stripe = stripe(stripeIndex)
+            let bucketMask = stripe.pointee.bucketMask
+            let buckets = stripe.pointee.buckets
+            let bucketCount = bucketMask + 1
+            precondition(bucketCount & bucketMask == 0, "the bucket count is a power of two")
+            precondition(stripe.pointee.count * 4 <= bucketCount * 3, "each stripe's index is at most 3/4 full")
+            var inStripe = 0
+            for bucket in 0..<bucketCount {
+                let word = buckets[bucket]
+                precondition(Self.isOccupied(bucket, in: stripe) == (word != 0), "bitmap bit \(bucket) matches its bucket")
+                guard word != 0 else { continue }
+                occupiedBuckets += 1
+                inStripe += 1
+                let slot = Self.slot(of: word)
+                precondition(slot >= 0 && Int(slot) < handedOut, "bucket \(bucket) points into the arena")
+                precondition(!live[Int(slot)], "slot \(slot) has one bucket")
+                live[Int(slot)] = true
+                let hash = UInt32(truncatingIfNeeded: word >> 32)
+                precondition(hash == Self.hash(entries[Int(slot)].key), "bucket \(bucket) carries its key's hash")
+                precondition(Self.stripeIndex(of: hash) == stripeIndex, "bucket \(bucket) is in its hash's stripe")
+                var probe = Int(hash) & bucketMask
+                while probe != bucket {
+                    precondition(buckets[probe] != 0, "bucket \(bucket) is reachable from its home bucket")
+                    probe = (probe &+ 1) & bucketMask
+                }
+                costSum += costs[slot]
+                if expiries[slot] != .max { expiring += 1 }
             }
-            costSum += costs[slot]
-            if expiries[slot] != .max { expiring += 1 }
+            precondition(inStripe == stripe.pointee.count, "stripe \(stripeIndex) counts its entries")
         }
         precondition(occupiedBuckets == count, "count \(count) equals the \(occupiedBuckets) occupied buckets")
         precondition(handedOut - freeSlots.count == count, "every slot handed out is live or free")

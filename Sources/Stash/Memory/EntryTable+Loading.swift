@@ -50,7 +50,8 @@ extension EntryTable {
             return true
         }
         if expiries[slot] == .max { expiringCount += 1 }
-        expiries.set(now, at: slot, arenaCapacity: entryCapacity)
+        prepareExpiryColumn(for: now)
+        withStripeLocked(hash: hash) { setExpiry(now, at: slot) }
         return true
     }
 }

@@ -57,38 +57,48 @@ extension EntryTable {
             return
         }
         let expiry = ttl.map { now.addingClamped($0) } ?? .max
+        prepareExpiryColumn(for: expiry)
+        let stripe = Self.stripeIndex(of: hash)
         if slot >= 0 {
             // Take the old cost out first, so making room never overflows.
             totalCost -= costs[slot]
             makeRoom(count: 0, cost: cost, protecting: slot, into: &evicted)
             let entry = entries + Int(slot)
+            lockStripe(stripe)
+            // The copy keeps the old value alive past the lock: it is released
+            // with `evicted`, after the caller unlocks.
             let oldValue = entry.pointee.value
             entry.pointee.value = value
             entry.pointee.writeTime = now
+            if expiries[slot] != .max { expiringCount -= 1 }
+            setExpiry(expiry, at: slot)
+            unlockStripe(stripe)
             evicted.append(key: key, value: oldValue, reason: .replaced)
             totalCost += cost
-            if expiries[slot] != .max { expiringCount -= 1 }
             if expiry != .max { expiringCount += 1 }
             costs.set(cost, at: slot, arenaCapacity: entryCapacity)
-            expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
             graces.set(grace, at: slot, arenaCapacity: entryCapacity)
             queue.overwrite(slot, cost: cost)
         } else {
             let countBefore = count
             queue.willInsert(hash: hash, cost: cost)
             makeRoom(count: 1, cost: cost, protecting: -1, into: &evicted)
-            let mustGrow = (count + 1) * 4 > (bucketMask + 1) * 3
-            if mustGrow { growIndex() }
+            // The new entry is not yet in any index, so no reader can see its
+            // slot until the bucket is set below, under the stripe lock.
+            slot = allocateSlot()
+            (entries + Int(slot)).initialize(to: Entry(key: key, value: value, writeTime: now))
+            costs.set(cost, at: slot, arenaCapacity: entryCapacity)
+            setExpiry(expiry, at: slot)
+            graces.set(grace, at: slot, arenaCapacity: entryCapacity)
+            lockStripe(stripe)
+            let mustGrow = stripeMustGrow(hash: hash)
+            if mustGrow { growIndex(hash: hash) }
             if mustGrow || count != countBefore {
                 // Growing moves every bucket, and evictions may have shifted some.
                 bucket = find(key, hash: hash).bucket
             }
-            slot = allocateSlot()
-            (entries + Int(slot)).initialize(to: Entry(key: key, value: value, writeTime: now))
-            costs.set(cost, at: slot, arenaCapacity: entryCapacity)
-            expiries.set(expiry, at: slot, arenaCapacity: entryCapacity)
-            graces.set(grace, at: slot, arenaCapacity: entryCapacity)
             setBucket(bucket, to: UInt64(hash) << 32 | UInt64(UInt32(slot &+ 1)))
+            unlockStripe(stripe)
             count += 1
             totalCost += cost
             if expiry != .max { expiringCount += 1 }
@@ -112,10 +122,15 @@ extension EntryTable {
     /// Takes the entry at `slot` out of the index, the queue and the arena.
     @inlinable
     func remove(slot: Int32, bucket: Int, reason: EvictionReason, into evicted: inout EvictedEntries<Key, Value>) {
-        let hash = UInt32(truncatingIfNeeded: buckets[bucket] >> 32)
+        let hash = UInt32(truncatingIfNeeded: word(at: bucket) >> 32)
+        let stripe = Self.stripeIndex(ofPosition: bucket)
+        // Under the stripe lock: once it is released no reader can find the
+        // entry, and any reader that found it holds its own copy of the value.
+        lockStripe(stripe)
         clearBucket(bucket)
-        queue.remove(slot, hash: hash, isEviction: reason == .countLimit || reason == .costLimit)
         let entry = (entries + Int(slot)).move()
+        unlockStripe(stripe)
+        queue.remove(slot, hash: hash, isEviction: reason == .countLimit || reason == .costLimit)
         freeSlots.append(slot)
         count -= 1
         totalCost -= costs[slot]

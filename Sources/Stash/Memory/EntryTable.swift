@@ -1,18 +1,35 @@
-/// The engine of ``MemoryCache``: a hash index over an arena of entries, plus
-/// an ``EvictionQueue``. Not thread-safe: ``MemoryCacheCore`` calls it with its
-/// lock held.
+/// The engine of ``MemoryCache``: a striped hash index over an arena of
+/// entries, plus an ``EvictionQueue``. ``MemoryCacheCore`` calls every
+/// mutating method with its (policy) lock held; the mutations take the stripe
+/// locks themselves where readers could see them. Reads through
+/// ``concurrentValue(forKey:hash:)`` take only the key's stripe lock.
+///
+/// Locking, in one place:
+/// - The policy lock (the core's) serialises every writer: the arena, the
+///   columns, the queue, the accounting and the limits change only under it.
+/// - Each of the ``stripeCount`` stripes (see ``IndexStripe``) has its own
+///   lock. A writer takes the lock of a key's stripe, after the policy lock,
+///   around each change a reader of that key could observe: its bucket, its
+///   entry's value and write time, its expiry. Moving shared buffers (the
+///   arena growing, a column appearing) and changing the age limit take every
+///   stripe lock. Readers take one stripe lock and never the policy lock, so
+///   the order policy → stripes (ascending) cannot deadlock.
+/// - The policy's per-read bookkeeping is an atomic counter bump (S3-FIFO);
+///   policies that move list nodes on a read (LRU, LFU) read under the policy lock.
 ///
 /// Layout, chosen for O(1) operations, no reference counting per link, and a
 /// small footprint per entry:
 /// - `entries` is an arena of ``MemoryEntry`` slots. Freed slots go on a free
 ///   list and are reused; the arena doubles when full and never shrinks
 ///   (``removeAll(reason:)`` hands the whole arena away).
-/// - `buckets` is an open-addressing hash index with linear probing. Each
-///   bucket is one `UInt64`: the key's 32-bit hash in the high half and
+/// - The index is split into ``stripeCount`` stripes by the hash's top bits;
+///   each stripe's `buckets` is an open-addressing hash index with linear
+///   probing, growing on its own. Each bucket is one `UInt64`: the key's 32-bit hash in the high half and
 ///   slot + 1 in the low half (0 means empty). The hash tag lets a probe skip
 ///   most non-matching entries without touching the arena, and lets the index
 ///   grow, and delete by backward shift, without hashing any key again.
-///   The index stays at most 3/4 full.
+///   Each stripe's index stays at most 3/4 full. A bucket position passed
+///   between methods is `stripe << 32 | bucket`.
 /// - `costs`, `expiries` and `graces` hold each entry's cost, time-to-live
 ///   deadline and fail-safe grace in columns allocated only when the first
 ///   entry has a cost other than 0, a time to live or a grace: a cache that
@@ -46,10 +63,8 @@ final class EntryTable<Key: Hashable, Value> {
     @exclusivity(unchecked) @usableFromInline var freeSlots: [Int32]
 
     // MARK: Index
-    @exclusivity(unchecked) @usableFromInline var buckets: UnsafeMutablePointer<UInt64>
-    @exclusivity(unchecked) @usableFromInline var bucketMask: Int
-    /// One bit per bucket, set while the bucket is in use.
-    @exclusivity(unchecked) @usableFromInline var occupied: UnsafeMutablePointer<UInt64>
+    /// ``stripeCount`` ``IndexStripe``s, ``stripeStride`` bytes apart.
+    @usableFromInline let stripeMemory: UnsafeMutableRawPointer
 
     /// Each slot's cost; 0 until a cost is stored.
     @exclusivity(unchecked) @usableFromInline var costs = SlotColumn<Int>(defaultValue: 0)
@@ -61,6 +76,11 @@ final class EntryTable<Key: Hashable, Value> {
 
     // MARK: Policy
     @usableFromInline let queue: any EvictionQueue
+    /// Whether a read may skip the policy lock: the policy's read bookkeeping
+    /// is an atomic bump (S3-FIFO) or nothing (FIFO), on a platform with atomics.
+    @usableFromInline let readsConcurrently: Bool
+    /// The S3-FIFO queue's use counters, when it is the policy, for a read's bump.
+    @usableFromInline let useCounters: UseCounters?
 
     // MARK: Accounting
     @exclusivity(unchecked) @usableFromInline var count: Int = 0
@@ -83,10 +103,10 @@ final class EntryTable<Key: Hashable, Value> {
     /// Whether values can be ``DiscardableContent``, decided once from `Value`'s static type.
     @usableFromInline let checksDiscardable: Bool
 
-    static var initialBucketCount: Int { 16 }
-
     init(policy: EvictionPolicy, countLimit: Int, costLimit: Int, ageLimit: Int64, clock: any CacheClock) {
         self.queue = policy.makeQueue()
+        useCounters = (queue as? AdaptiveFIFOQueue)?.counters
+        readsConcurrently = AtomicBytes.isAtomic && (policy == .s3FIFO || policy == .fifo)
         queue.setLimits(countLimit: countLimit, costLimit: costLimit)
         self.countLimit = countLimit
         self.costLimit = costLimit
@@ -94,7 +114,7 @@ final class EntryTable<Key: Hashable, Value> {
         self.clock = clock
         self.checksDiscardable = Value.self is any DiscardableContent.Type
         (entries, entryCapacity, handedOut, freeSlots) = (.allocate(capacity: 0), 0, 0, [])
-        (buckets, occupied, bucketMask) = Self.emptyIndex(bucketCount: Self.initialBucketCount)
+        stripeMemory = Self.makeStripes()
     }
 
     /// A new, empty index of `bucketCount` buckets (a power of two) and its bitmap.
@@ -110,10 +130,10 @@ final class EntryTable<Key: Hashable, Value> {
     }
 
     deinit {
-        occupied.deallocate()
         costs.removeAll()
         expiries.removeAll()
         graces.removeAll()
-        DetachedEntries(entries: entries, buckets: buckets, bucketCount: bucketMask + 1, count: count).release()
+        DetachedEntries(entries: entries, stripes: takeStripeIndexes(reset: false), count: count).release()
+        Self.destroyStripes(stripeMemory)
     }
 }

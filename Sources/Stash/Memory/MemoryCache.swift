@@ -30,10 +30,15 @@ import Logging
 /// cache has grown. Keys are hashed before the lock is taken.
 ///
 /// ## Thread safety
-/// Every member may be called from any thread; calls are serialised by one
-/// internal lock and may block while another thread holds it (for O(1) work,
-/// or a bounded batch during a sweep). ``onEvict`` runs, and evicted values are
-/// released, after the lock is released, so both may call back into the cache.
+/// Every member may be called from any thread. Writes, removals and every
+/// other change are serialised by one internal policy lock and may block while
+/// another thread holds it (for O(1) work, or a bounded batch during a sweep).
+/// With the default ``EvictionPolicy/s3FIFO`` (and ``EvictionPolicy/fifo``),
+/// ``value(forKey:)`` takes only one of 64 index stripe locks, picked by the
+/// key's hash, so reads of different keys proceed in parallel with each other
+/// and with writes; the limits stay exact and strict all the same (see
+/// "Caching in Memory"). ``onEvict`` runs, and evicted values are released,
+/// after every lock is released, so both may call back into the cache.
 ///
 /// ## Expiry
 /// Times come from the ``CacheClock`` given at initialisation, by default the
@@ -102,9 +107,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The value stored for `key`, or `nil` if there is none, or if it has
     /// expired or its content was discarded (it is then evicted).
     ///
-    /// A hit makes the entry more recent (LRU) or more frequent (LFU).
+    /// A hit makes the entry more recent (LRU) or more frequent (LFU, S3-FIFO).
     ///
-    /// - Complexity: O(1). Thread-safe; blocks only while another thread holds the lock.
+    /// - Complexity: O(1). Thread-safe. With ``EvictionPolicy/s3FIFO`` (the
+    ///   default) or ``EvictionPolicy/fifo``, takes only the key's stripe lock,
+    ///   and blocks only while another thread reads a key of the same stripe or
+    ///   a writer changes an entry of it; an expired or discarded entry, and the
+    ///   other policies, take the policy lock and may block while a writer holds it.
     @inlinable
     public func value(forKey key: Key) -> Value? {
         core.value(forKey: key)

@@ -34,7 +34,8 @@ extension MemoryCacheCore {
         set {
             let nanos = Self.validatedAge(newValue, logger)
             let lowered = lock.withLock {
-                defer { table.ageLimit = nanos }
+                // Readers check the age limit under their stripe lock only.
+                defer { table.withAllStripesLocked { table.ageLimit = nanos } }
                 return nanos < table.ageLimit
             }
             if lowered {

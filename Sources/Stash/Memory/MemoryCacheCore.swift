@@ -16,13 +16,16 @@ import Logging
 @usableFromInline
 final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `table` and every `_`-prefixed property are read
-    // and written only with `lock` held, by this class's own methods; `label`,
+    // and written only with `lock` held, by this class's own methods, except
+    // the table's striped read path, which takes its stripe lock instead (the
+    // protocol is documented on EntryTable); `label`,
     // `logger` and `lock` are immutable. The two read on every eviction are
     // `@exclusivity(unchecked)`, for the reason given on EntryTable.
 
-    /// Guards `table` and the `_` properties. Internal only so that the
+    /// Guards `table` and the `_` properties (the policy lock; adaptive, see
+    /// ``AdaptiveLock``). Internal only so that the
     /// inlinable entry points below can take it; nothing outside this class does.
-    @usableFromInline let lock = Lock()
+    @usableFromInline let lock = AdaptiveLock()
     @usableFromInline let table: EntryTable<Key, Value>
     @exclusivity(unchecked) @usableFromInline var _onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
     @exclusivity(unchecked) @usableFromInline var _releasesValuesInBackground: Bool
@@ -89,9 +92,19 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     // caller's body, as they were when the facade held them, rather than behind
     // a call to an out-of-line specialisation.
 
+    /// Reads with the key's stripe lock only when the policy allows it (see
+    /// ``EntryTable``); an expired or discarded entry, or another policy,
+    /// takes the policy lock, which removes the entry and counts the miss.
     @inlinable @inline(__always)
     func value(forKey key: Key) -> Value? {
         let hash = EntryTable<Key, Value>.hash(key)
+        if table.readsConcurrently {
+            switch table.concurrentValue(forKey: key, hash: hash) {
+            case .hit(let value): return value
+            case .miss: return nil
+            case .needsPolicyLock: break
+            }
+        }
         return withLockedTable { table, evicted in
             table.value(forKey: key, hash: hash, evicted: &evicted)
         }
@@ -141,9 +154,10 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
 
     var statistics: CacheStatistics {
         var statistics = lock.withLock {
-            CacheStatistics(
-                hits: table.hits, misses: table.misses, evictions: table.evictions.total,
-                evictionsByReason: table.evictions.byReason)
+            let striped = table.stripeCounters()
+            return CacheStatistics(
+                hits: table.hits &+ striped.hits, misses: table.misses &+ striped.misses,
+                evictions: table.evictions.total, evictionsByReason: table.evictions.byReason)
         }
         loading.addCounters(to: &statistics)
         return statistics

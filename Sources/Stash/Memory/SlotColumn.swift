@@ -34,6 +34,14 @@ struct SlotColumn<Element: BitwiseCopyable & Equatable> {
         }
     }
 
+    /// Stores `value` at `slot` of a column that exists, writing only through
+    /// the buffer: not a mutation of the column itself, so a reader that reads
+    /// other slots at the same time does not race with it.
+    @inlinable
+    func store(_ value: Element, at slot: Int32) {
+        values.unsafelyUnwrapped[Int(slot)] = value
+    }
+
     @usableFromInline
     mutating func allocate(_ arenaCapacity: Int) {
         let created = UnsafeMutablePointer<Element>.allocate(capacity: arenaCapacity)

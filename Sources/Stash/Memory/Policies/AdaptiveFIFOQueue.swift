@@ -54,14 +54,16 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     /// The adaptation window, and the shadow's size, in thousandths of capacity.
     static var windowShare: Int { 100 }
 
-    private static let counterMask: UInt8 = 0b11
-    private static let inMainBit: UInt8 = 0b100
+    static var counterMask: UInt8 { UseCounters.counterMask }
+    static var inMainBit: UInt8 { 0b100 }
 
     private let links = SlotLinks()
     @exclusivity(unchecked) private var small = SlotList()
     @exclusivity(unchecked) private var main = SlotList()
-    /// Per slot: the use counter (bits 0–1) and whether it is in `M` (bit 2).
-    @exclusivity(unchecked) private var state: UnsafeMutablePointer<UInt8> = .allocate(capacity: 0)
+    /// Per slot: the use counter (bits 0–1) and whether it is in `M` (bit 2),
+    /// in atomic bytes that readers bump without the policy lock (see ``UseCounters``).
+    let counters = UseCounters()
+    private var state: AtomicBytes { counters.bytes }
     @exclusivity(unchecked) private var slotCapacity = 0
     /// Per slot cost, allocated when the first entry with a cost arrives.
     @exclusivity(unchecked) private var costs = SlotColumn<Int>(defaultValue: 0)
@@ -88,7 +90,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     @exclusivity(unchecked) private var pendingCost = 0
 
     deinit {
-        state.deallocate()
+        counters.bytes.deallocate(count: slotCapacity)
         costs.removeAll()
     }
 
@@ -98,7 +100,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     func reserveCapacity(_ capacity: Int) {
         guard capacity > slotCapacity else { return }
         links.reserveCapacity(capacity)
-        state = state.movedToNewBuffer(count: slotCapacity, capacity: capacity, filling: 0)
+        counters.bytes.grow(from: slotCapacity, to: capacity)
         costs.grow(to: capacity)
         slotCapacity = capacity
     }
@@ -166,11 +168,11 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         costs.set(cost, at: slot, arenaCapacity: slotCapacity)
         if toMain {
             ghost.forget(hash)
-            state[Int(slot)] = Self.inMainBit
+            state.store(Int(slot), Self.inMainBit)
             main.pushHead(slot, links)
             mainCount += 1
         } else {
-            state[Int(slot)] = 0
+            state.store(Int(slot), 0)
             small.pushHead(slot, links)
             smallCount += 1
             smallCost += cost
@@ -184,12 +186,11 @@ final class AdaptiveFIFOQueue: EvictionQueue {
 
     @inline(__always)
     func access(_ slot: Int32) {
-        let old = state[Int(slot)]
-        if old & Self.counterMask != Self.counterMask { state[Int(slot)] = old &+ 1 }
+        counters.bump(slot)
     }
 
     func overwrite(_ slot: Int32, cost: Int) {
-        if state[Int(slot)] & Self.inMainBit == 0 {
+        if state.load(Int(slot)) & Self.inMainBit == 0 {
             smallCost += cost - costs[slot]
         }
         costs.set(cost, at: slot, arenaCapacity: slotCapacity)
@@ -198,7 +199,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     }
 
     func remove(_ slot: Int32, hash: UInt32, isEviction: Bool) {
-        if state[Int(slot)] & Self.inMainBit != 0 {
+        if state.load(Int(slot)) & Self.inMainBit != 0 {
             main.unlink(slot, links)
             mainCount -= 1
             if isEviction { mainShadow.push(hash) }
@@ -228,7 +229,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             if smallCount == 0 && mainIsEmpty { return -1 }
             if smallCount > 0 && (mainIsEmpty || (transfers < Self.maxTransfers && smallIsOverBudget)) {
                 let oldest = small.tail
-                if oldest == protected || state[Int(oldest)] & Self.counterMask >= 2 {
+                if oldest == protected || state.load(Int(oldest)) & Self.counterMask >= 2 {
                     moveToMain(oldest)
                     transfers += 1
                     continue
@@ -236,9 +237,9 @@ final class AdaptiveFIFOQueue: EvictionQueue {
                 return oldest
             }
             let oldest = main.tail
-            let counter = state[Int(oldest)] & Self.counterMask
+            let counter = state.load(Int(oldest)) & Self.counterMask
             if oldest == protected || counter > 0 {
-                if oldest != protected { state[Int(oldest)] &-= 1 }
+                if oldest != protected { state.store(Int(oldest), state.load(Int(oldest)) &- 1) }
                 main.moveToHead(oldest, links)
                 continue
             }
@@ -247,7 +248,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     }
 
     private func isInMain(_ slot: Int32) -> Bool {
-        state[Int(slot)] & Self.inMainBit != 0
+        state.load(Int(slot)) & Self.inMainBit != 0
     }
 
     /// The small queue's oldest to the main queue's newest end, counter 0.
@@ -255,7 +256,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         small.unlink(slot, links)
         smallCount -= 1
         smallCost -= costs[slot]
-        state[Int(slot)] = Self.inMainBit
+        state.store(Int(slot), Self.inMainBit)
         main.pushHead(slot, links)
         mainCount += 1
     }
@@ -293,7 +294,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     // MARK: - Inspection, for tests
 
     /// The use counter of the entry at `slot`.
-    func useCount(of slot: Int32) -> Int { Int(state[Int(slot)] & Self.counterMask) }
+    func useCount(of slot: Int32) -> Int { Int(state.load(Int(slot)) & Self.counterMask) }
 
     /// Whether the entry at `slot` is in the main queue (else the small one).
     func isInMainQueue(_ slot: Int32) -> Bool { isInMain(slot) }
