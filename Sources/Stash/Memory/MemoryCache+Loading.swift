@@ -55,7 +55,8 @@ extension MemoryCache {
     /// - Complexity: A hit is O(1) and costs about what ``value(forKey:)`` costs.
     ///   Thread-safe; never blocks a thread for a load.
     // Always inlined: called out of line, an async function costs a task-frame
-    // allocation and an executor check (`swift_task_switch`), three times the hit itself.
+    // allocation and an executor check (`swift_task_switch`), several times the hit itself
+    // (docs/benchmarks.md, "Get-or-load").
     @inlinable @inline(__always)
     public func value(
         forKey key: Key,

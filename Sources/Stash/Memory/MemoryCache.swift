@@ -107,7 +107,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The value stored for `key`, or `nil` if there is none, or if it has
     /// expired or its content was discarded (it is then evicted).
     ///
-    /// A hit makes the entry more recent (LRU) or more frequent (LFU, S3-FIFO).
+    /// A hit records a use for the eviction policy: S3-FIFO (the default) bumps the
+    /// entry's small use counter, LRU makes it the most recent, LFU counts it; FIFO
+    /// records nothing.
     ///
     /// - Complexity: O(1). Thread-safe. With ``EvictionPolicy/s3FIFO`` (the
     ///   default) or ``EvictionPolicy/fifo``, takes only the key's stripe lock,

@@ -5,7 +5,7 @@ import Testing
 
 /// The consistency check that a disk cache runs in the background after opening:
 /// it runs on a storage instance of its own, without the cache's lock.
-@Suite struct DiskCacheBackgroundCheckTests {
+@Suite(.timeLimit(.minutes(5))) struct DiskCacheBackgroundCheckTests {
     /// Pauses the background check after it has listed `data/` (the hook), then
     /// shows that a write and a read on the cache complete while it is paused: the
     /// check does not hold the cache's lock. Then lets it finish and checks that it
@@ -31,7 +31,7 @@ import Testing
             let resume = DispatchSemaphore(value: 0)
             cache.core.setConsistencyCheckAfterListing {
                 paused.signal()
-                resume.wait()
+                _ = resume.wait(timeout: .now() + 120)
             }
             cache.core.scheduleConsistencyCheck()
             #expect(paused.wait(timeout: .now() + 60) == .success, "the check never reached its pause")
@@ -53,7 +53,7 @@ import Testing
             let completed = done.wait(timeout: .now() + 60) == .success
             resume.signal()
             #expect(completed, "a write and a read waited for the paused consistency check")
-            if !completed { done.wait() }
+            if !completed { _ = done.wait(timeout: .now() + 60) }
             #expect(failures.items.isEmpty, "\(failures.items)")
 
             cache.waitForBackgroundWork()

@@ -3,7 +3,7 @@ import Logging
 import Testing
 @testable import Stash
 
-@Suite struct DiskCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct DiskCacheTests {
     struct Profile: Codable, Equatable, Sendable {
         var name: String
         var visits: Int

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct DiskCodecTests {
+@Suite(.timeLimit(.minutes(5))) struct DiskCodecTests {
     struct Profile: Codable, Equatable {
         var userName: String
         var joined: Date

@@ -7,8 +7,18 @@ import Testing
 /// one, each returns its own outcome, and only after the commit that holds its job.
 /// Threads of their own (not the cooperative pool), synchronised by semaphores and
 /// the queue's test hook: no test waits for time.
-@Suite struct GroupCommitConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct GroupCommitConcurrencyTests {
     /// Runs `body` on a thread of its own; the returned group is left when it ends.
+    /// Waits at most a minute for `group` or `semaphore`: a regression fails the test instead of
+    /// hanging CI.
+    private func waitBounded(_ group: DispatchGroup, _ what: String) {
+        #expect(group.wait(timeout: .now() + 60) == .success, "\(what) did not finish within a minute")
+    }
+
+    private func waitBounded(_ semaphore: DispatchSemaphore, _ what: String) {
+        #expect(semaphore.wait(timeout: .now() + 60) == .success, "\(what) did not happen within a minute")
+    }
+
     private func onThread(_ body: @escaping @Sendable () -> Void) -> DispatchGroup {
         let group = DispatchGroup()
         group.enter()
@@ -30,7 +40,7 @@ import Testing
             batches.withLock { $0.append(jobs) }
             if jobs == [0] {
                 leaderCommitting.signal()
-                releaseLeader.wait()
+                _ = releaseLeader.wait(timeout: .now() + 60)
             }
             return jobs.map { $0 * 10 }
         }
@@ -38,19 +48,19 @@ import Testing
             let outcome = queue.submit(0, commit: commit)
             outcomes.withLock { $0[0] = outcome }
         }
-        leaderCommitting.wait()
+        waitBounded(leaderCommitting, "the leader's commit")
         let followers = (1...7).map { job in
             onThread {
                 let outcome = queue.submit(job, commit: commit)
                 outcomes.withLock { $0[job] = outcome }
             }
         }
-        for _ in 1...7 { queued.wait() }
+        for _ in 1...7 { waitBounded(queued, "a follower's queuing") }
         // Every follower is queued behind the commit in flight, and none has returned.
         #expect(outcomes.withLock { $0.keys.sorted() } == [])
         releaseLeader.signal()
-        leader.wait()
-        for follower in followers { follower.wait() }
+        waitBounded(leader, "the leader")
+        for follower in followers { waitBounded(follower, "a follower") }
 
         let recorded = batches.withLock { $0 }
         #expect(recorded.count == 2)
@@ -94,7 +104,7 @@ import Testing
                 }
             }
         }
-        for group in groups { group.wait() }
+        for group in groups { waitBounded(group, "a writer thread") }
         #expect(failures.withLock { $0 } == [])
         var stored = 0
         for thread in 0..<threads {

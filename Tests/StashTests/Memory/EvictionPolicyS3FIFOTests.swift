@@ -6,7 +6,7 @@ import Testing
 /// With `countLimit` 4 the small queue's budget is 1 entry (its share starts at
 /// 0, and it may always hold one entry); the adaptation window is 1 eviction.
 /// `keys` lists the small queue oldest first, then the main queue oldest first.
-@Suite struct EvictionPolicyS3FIFOTests {
+@Suite(.timeLimit(.minutes(5))) struct EvictionPolicyS3FIFOTests {
     /// A cache of capacity 4 holding a, b, c in the main queue and d in the small one.
     private func filledCache(clock: ManualClock = ManualClock()) -> MemoryCache<String, Int> {
         let cache = makeMemoryCache(countLimit: 4, policy: .s3FIFO, clock: clock)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct EvictionPolicyTests {
+@Suite(.timeLimit(.minutes(5))) struct EvictionPolicyTests {
     /// Fills a cache of capacity 3 with a, b, c, then runs `script`.
     private func cache(_ policy: EvictionPolicy) -> MemoryCache<String, Int> {
         let cache = makeMemoryCache(countLimit: 3, policy: policy)

@@ -3,7 +3,7 @@ import Testing
 @testable import Stash
 
 /// Runs under the thread sanitizer in CI (`.ci/run` filters on "Concurrency").
-@Suite struct MemoryCacheConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheConcurrencyTests {
     @Test(arguments: [EvictionPolicy.lru, .fifo, .lfu])
     func eightThreadsKeepEveryInvariant(policy: EvictionPolicy) {
         let threads = 8

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheEventTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheEventTests {
     @Test func callbackReceivesKeyValueAndReason() {
         let clock = ManualClock()
         let recorder = EvictionRecorder<String, Int>()
@@ -125,7 +125,7 @@ import Testing
     }
 }
 
-@Suite struct MemoryCachePressureTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCachePressureTests {
     @Test func pressureFromTheMonitorEmptiesTheCache() {
         let source = FakeMemoryPressureSource(.psi(0))
         let monitor = MemoryPressureMonitor.forTesting(source)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheExpiryTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheExpiryTests {
     @Test func ttlExpiresAnEntryBeforeAnyTrim() {
         let clock = ManualClock()
         let cache = makeMemoryCache(clock: clock)

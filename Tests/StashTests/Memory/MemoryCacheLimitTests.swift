@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheLimitTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheLimitTests {
     @Test func countLimitHoldsAfterEverySet() {
         let cache = makeMemoryCache(countLimit: 10)
         for i in 0..<100 {

@@ -99,7 +99,7 @@ private struct ReferenceCache {
     }
 }
 
-@Suite struct MemoryCacheModelTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheModelTests {
     @Test(arguments: [EvictionPolicy.lru, .fifo, .lfu], [UInt64(1), 2, 3])
     func randomOperationsMatchTheReferenceModel(policy: EvictionPolicy, seed: UInt64) {
         var rng = SeededGenerator(seed: seed &* 7919 &+ UInt64(policy.description.count))

@@ -4,7 +4,7 @@ import Testing
 
 /// `.s3FIFO` under contention. Runs under the thread sanitizer in CI (`.ci/run`
 /// filters on "Concurrency").
-@Suite struct MemoryCacheS3FIFOConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheS3FIFOConcurrencyTests {
     @Test func eightThreadsKeepEveryInvariant() {
         // The shared stress scenario: reads, writes with costs and TTLs, removals,
         // trims and the background sweep from eight threads.

@@ -5,7 +5,7 @@ import Testing
 /// What MemoryCache does under every policy, checked under `.s3FIFO`: age
 /// limits, trims in eviction order, `onEvict` reasons, memory pressure and
 /// discardable content.
-@Suite struct MemoryCacheS3FIFOFeatureTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheS3FIFOFeatureTests {
     @Test func ageLimitAndTimeToLiveExpireEntries() {
         let clock = ManualClock()
         let cache = makeMemoryCache(countLimit: 10, ageLimit: .seconds(10), policy: .s3FIFO, clock: clock)

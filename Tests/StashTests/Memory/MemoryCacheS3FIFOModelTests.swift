@@ -6,7 +6,7 @@ import Testing
 /// ``ReferenceAdaptiveFIFO``, compared after every operation: hit or miss,
 /// the evicted keys, the resident keys in eviction order, and the small
 /// queue's share.
-@Suite struct MemoryCacheS3FIFOModelTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheS3FIFOModelTests {
     struct Setup: Sendable, CustomTestStringConvertible {
         var countLimit: Int
         var costLimit: Int

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheTests {
     @Test func storesAndReadsValues() {
         let cache = makeMemoryCache()
         #expect(cache.value(forKey: "a") == nil)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Stash
 
-@Suite struct MemoryCacheTrimTests {
+@Suite(.timeLimit(.minutes(5))) struct MemoryCacheTrimTests {
     private func filled(_ policy: EvictionPolicy = .lru, clock: ManualClock = ManualClock()) -> MemoryCache<String, Int> {
         let cache = makeMemoryCache(policy: policy, clock: clock)
         for (i, cost) in [5, 1, 9, 3, 9].enumerated() {
