@@ -90,6 +90,12 @@ extension OriginFetcher {
         if let error = error as? IOError {
             return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
         }
+        #if canImport(Network)
+        // Apple platforms: HTTPClient's default event loops are Network.framework's.
+        if let error = error as? HTTPClient.NWPOSIXError {
+            return error.errorCode == .ECONNRESET || error.errorCode == .EPIPE
+        }
+        #endif
         return false
     }
 }

@@ -29,6 +29,10 @@ struct ProxyServer: Sendable {
     /// Binds the listening socket; `onBound` receives the bound port (useful with port 0).
     /// Runs until the task is cancelled.
     func run(onBound: @Sendable (Int) -> Void = { _ in }) async throws {
+        // withThrowingDiscardingTaskGroup: macOS 14 and iOS 17 on (always there on Linux).
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else {
+            throw ChannelError.operationUnsupported
+        }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

@@ -67,6 +67,9 @@ struct StashProxyCommand: AsyncParsableCommand {
         configuration.decompression = .disabled
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Apple platforms: Network.framework would wait for connectivity on a refused
+        // connection; fail at once, as on Linux.
+        configuration.networkFrameworkWaitForConnectivity = false
         configuration.timeout.read = readTimeout
         return configuration
     }

@@ -239,7 +239,12 @@ func fileSizeSession(directory: String, limit: Int) {
     // process: ignore it, so the write fails with EFBIG instead.
     signal(SIGXFSZ, SIG_IGN)
     var rlim = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
-    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlim) == 0 else { fail("setrlimit failed: errno \(errno)") }
+    #if canImport(Darwin)
+    let resource = RLIMIT_FSIZE  // a macro (Int32) on Darwin, an enum on Glibc
+    #else
+    let resource = Int32(RLIMIT_FSIZE.rawValue)
+    #endif
+    guard setrlimit(resource, &rlim) == 0 else { fail("setrlimit failed: errno \(errno)") }
 
     let cache = openCache(directory, inlineThreshold: 4096)
     // What the cache held before: the test stored values of keys "before-<i>".

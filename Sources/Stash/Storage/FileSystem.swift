@@ -217,8 +217,8 @@ enum FileSystem {
     ///
     /// On Linux it also passes `O_NOATIME`: the cache keeps its own access times,
     /// and on a file system mounted `relatime` (the default) the first read after
-    /// a write would otherwise dirty the inode, about 1 µs per read of a fresh
-    /// 100 KB file on ext4. The kernel refuses the flag (`EPERM`) unless the caller
+    /// a write would otherwise dirty the inode (the cost: docs/benchmarks.md,
+    /// "Primitives"). The kernel refuses the flag (`EPERM`) unless the caller
     /// owns the file; the open is then retried without it.
     static func openForReading(_ name: String, in directory: Int32) throws(SystemCallError) -> Int32 {
         let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
@@ -330,6 +330,11 @@ enum FileSystem {
 
     /// `fsync(descriptor)`.
     static func synchronize(_ descriptor: Int32) throws(SystemCallError) {
+        #if canImport(Darwin)
+        // On Apple platforms `fsync` leaves the data in the drive's cache; `F_FULLFSYNC`
+        // flushes it (file systems that refuse it get `fsync`).
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+        #endif
         guard fsync(descriptor) == 0 else { throw lastError("fsync") }
     }
 
@@ -407,9 +412,16 @@ enum FileSystem {
     /// The bytes available to unprivileged users on the file system holding `path`
     /// (`statvfs`: `f_bavail * f_frsize`), saturating at `Int.max`.
     static func availableSpace(at path: String) throws(SystemCallError) -> Int {
+        #if canImport(Darwin)
+        // Darwin's statvfs has 32-bit block counts, which wrap on large volumes; statfs's do not.
+        var info = statfs()
+        guard statfs(path, &info) == 0 else { throw lastError("statfs") }
+        let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_bsize))
+        #else
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { throw lastError("statvfs") }
         let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        #endif
         return overflow ? .max : Int(clamping: bytes)
     }
 

@@ -306,7 +306,8 @@ extension KVStorage {
             switch openError.errno {
             case ENOENT: return .damaged("the file is missing")
             case ELOOP, EMLINK: return .damaged("the file was replaced by a symbolic link")
-            case ENXIO, EISDIR: return .damaged("the file is not a regular file")
+            // A socket is ENXIO on Linux, EOPNOTSUPP on Apple platforms.
+            case ENXIO, EISDIR, EOPNOTSUPP: return .damaged("the file is not a regular file")
             default:
                 throw StashError(.ioFailed, "cannot open the file of \(Self.describe(key))", cause: openError)
             }

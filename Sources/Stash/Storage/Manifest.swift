@@ -184,6 +184,8 @@ enum Manifest {
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         _ = try connection.scalarText("PRAGMA journal_mode = WAL")
         try connection.execute(synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        // On Apple platforms a sync reaches the disk only with F_FULLFSYNC (a no-op elsewhere).
+        if synchronous { try connection.execute("PRAGMA fullfsync = ON") }
         try connection.execute("PRAGMA temp_store = MEMORY")
         try connection.execute("PRAGMA journal_size_limit = \(journalSizeLimit)")
         try connection.execute("PRAGMA wal_autocheckpoint = \(autoCheckpointPages)")

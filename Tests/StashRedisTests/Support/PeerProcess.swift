@@ -2,6 +2,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A `stash-redis-peer` child process: a second `Cache` on the test's Redis,
@@ -16,8 +18,16 @@ final class PeerProcess: @unchecked Sendable {
     /// The helper, built by SwiftPM next to the test bundle; `STASH_REDIS_PEER` overrides it.
     static func binaryPath() throws -> String {
         if let path = ProcessInfo.processInfo.environment["STASH_REDIS_PEER"] { return path }
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let path = (executable as NSString).deletingLastPathComponent + "/stash-redis-peer"
+        // Linux: the test bundle is the running executable. Apple platforms: an .xctest bundle
+        // in the products directory, loaded by xctest.
+        #if canImport(Darwin)
+        let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }
+        let directory = ((bundle?.bundlePath ?? CommandLine.arguments[0]) as NSString).deletingLastPathComponent
+        #else
+        let directory = (try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") as NSString)
+            .deletingLastPathComponent
+        #endif
+        let path = directory + "/stash-redis-peer"
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw TestServerError(message: "stash-redis-peer is not built at \(path)")
         }
@@ -49,7 +59,7 @@ final class PeerProcess: @unchecked Sendable {
 
     /// Kills the peer with SIGKILL, as a crash would, and waits for it.
     func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        killProcess(process.processIdentifier)
         process.waitUntilExit()
     }
 

@@ -3,6 +3,8 @@ import Foundation
 import StashRedis
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A real `redis-server` on 127.0.0.1 and a free port, in its own temporary
@@ -18,7 +20,7 @@ final class RedisServerProcess: @unchecked Sendable {
     static var isAvailable: Bool { executablePath("redis-server") != nil }
 
     static func executablePath(_ name: String) -> String? {
-        for directory in ["/usr/bin", "/usr/local/bin", "/usr/sbin"] {
+        for directory in ["/usr/bin", "/usr/local/bin", "/usr/sbin", "/opt/homebrew/bin"] {
             let path = directory + "/" + name
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
@@ -108,7 +110,7 @@ final class RedisServerProcess: @unchecked Sendable {
     /// Kills the server at once (SIGKILL), as a crash would.
     func kill() {
         guard let process, process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        killProcess(process.processIdentifier)
         process.waitUntilExit()
         (process.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
     }
@@ -145,7 +147,11 @@ final class RedisServerProcess: @unchecked Sendable {
 
     /// A port that was free a moment ago: bound to 0 on loopback, read back, closed.
     static func freePort() throws -> Int {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
         guard fd >= 0 else { throw TestServerError(message: "socket failed") }
         defer { close(fd) }
         var address = sockaddr_in()
@@ -180,5 +186,9 @@ extension RedisServerProcess {
         configuration.commandTimeout = .milliseconds(500)
         return configuration
     }
+}
+/// `kill(pid, SIGKILL)`, under a name that the types' own `kill()` methods do not shadow.
+func killProcess(_ pid: pid_t) {
+    kill(pid, SIGKILL)
 }
 #endif  // Redis

@@ -30,6 +30,13 @@ func makeChildPipe() throws -> (read: Int32, write: Int32) {
     return (fds[0], fds[1])
 }
 
+#if canImport(Darwin)
+/// `posix_spawn_file_actions_t`: an optional opaque pointer on Darwin, a struct on Glibc.
+typealias SpawnFileActions = posix_spawn_file_actions_t?
+#else
+typealias SpawnFileActions = posix_spawn_file_actions_t
+#endif
+
 /// Starts `executable` with `arguments` (after argv[0]) and this process's
 /// environment, once `fileActions` has set up the child's descriptors. Call with
 /// ``childSpawnLock`` held.
@@ -37,16 +44,24 @@ func makeChildPipe() throws -> (read: Int32, write: Int32) {
 /// - Returns: The child's process id.
 /// - Throws: `POSIXError` with the code `posix_spawn` returned.
 func spawnChild(
-    _ executable: String, _ arguments: [String], fileActions: (inout posix_spawn_file_actions_t) -> Void
+    _ executable: String, _ arguments: [String], fileActions: (inout SpawnFileActions) -> Void
 ) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
+    #if canImport(Darwin)
+    var actions: SpawnFileActions = nil
+    #else
+    var actions = SpawnFileActions()
+    #endif
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     fileActions(&actions)
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
+    // From Foundation: Swift's Darwin module does not export `environ`.
+    let environment: [UnsafeMutablePointer<CChar>?] =
+        ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { environment.forEach { free($0) } }
     var child: pid_t = 0
-    let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
+    let result = posix_spawn(&child, executable, &actions, nil, argv, environment)
     guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
     return child
 }
