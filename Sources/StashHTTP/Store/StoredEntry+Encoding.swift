@@ -106,6 +106,9 @@ struct ByteReader {
 
     mutating func string() -> String? {
         guard let length: UInt32 = integer(), let slice = take(Int(length)) else { return nil }
-        return String(validating: slice, as: UTF8.self)
+        // Not String(validating:as:), which needs macOS 15 and iOS 18: decoding replaces invalid
+        // UTF-8 with U+FFFD, so the bytes survive unchanged exactly when they were valid.
+        let string = String(decoding: slice, as: UTF8.self)
+        return string.utf8.elementsEqual(slice) ? string : nil
     }
 }
