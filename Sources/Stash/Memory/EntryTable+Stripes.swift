@@ -104,7 +104,7 @@ extension EntryTable {
             stripe.initialize(to: IndexStripe(
                 mutex: pthread_mutex_t(), buckets: buckets, occupied: occupied, bucketMask: mask,
                 count: 0, hits: 0, misses: 0))
-            let result = withAdaptiveMutexAttributes { pthread_mutex_init(&stripe.pointee.mutex, $0) }
+            let result = withMutexAttributes(adaptive: true) { pthread_mutex_init(&stripe.pointee.mutex, $0) }
             precondition(result == 0, "pthread_mutex_init failed: \(result)")
         }
         return memory

@@ -23,9 +23,9 @@ final class MemoryCacheCore<Key: Hashable & Sendable, Value: Sendable>: @uncheck
     // `@exclusivity(unchecked)`, for the reason given on EntryTable.
 
     /// Guards `table` and the `_` properties (the policy lock; adaptive, see
-    /// ``AdaptiveLock``). Internal only so that the
+    /// ``Lock/init(adaptive:)``). Internal only so that the
     /// inlinable entry points below can take it; nothing outside this class does.
-    @usableFromInline let lock = AdaptiveLock()
+    @usableFromInline let lock = Lock(adaptive: true)
     @usableFromInline let table: EntryTable<Key, Value>
     @exclusivity(unchecked) @usableFromInline var _onEvict: (@Sendable (Key, Value, EvictionReason) -> Void)?
     @exclusivity(unchecked) @usableFromInline var _releasesValuesInBackground: Bool
