@@ -62,7 +62,8 @@ private final class Canary: Sendable {
         DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
             var rng = SeededGenerator(seed: 2_600 &+ UInt64(thread))
             for round in 0..<20_000 {
-                let own = thread * 1_000_000 + round % 2_000
+                // Thread-private keys, above the shared ones (0..<10_000) that other threads write.
+                let own = (thread + 1) * 1_000_000 + round % 2_000
                 cache.setValue(Canary(key: own), forKey: own)
                 _ = cache.value(forKey: own)
                 _ = cache.removeValue(forKey: own)
