@@ -35,7 +35,7 @@ extension RedisTierEngine {
             }
             let milliseconds = RedisClient.milliseconds(timeToLive)
             timeToLiveMilliseconds = milliseconds
-            expiresAtMilliseconds = wallClock.nanosecondsNow / 1_000_000 + milliseconds
+            expiresAtMilliseconds = (wallClock.nanosecondsNow / 1_000_000).addingClamped(milliseconds)
         }
     }
 
@@ -82,7 +82,9 @@ extension RedisTierEngine {
         }
         var timeToLive: Duration?
         if expiresAt != 0 {
-            let remaining = expiresAt - nowMilliseconds
+            // Saturating: the header comes from Redis, where any client (or a damaged value) can
+            // put any eight bytes; a far-past expiry is expired, not an overflow that traps.
+            let remaining = expiresAt.subtractingClamped(nowMilliseconds)
             guard remaining > 0 else { return nil }
             timeToLive = .milliseconds(remaining)
         }
