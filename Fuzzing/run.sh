@@ -36,8 +36,9 @@ build() {
     wait_for_quiet
     # -sanitize=fuzzer,address instruments every Swift module (Stash's too, for coverage);
     # -enable-testing lets the checks reach Stash's internal parsers by @testable import.
+    # Release: 4 to 5 times the executions per second of a debug build (docs/development.md).
     # STASH_WITHOUT_HTTP_CLIENT keeps AsyncHTTPClient out of the root package (FuzzRESP needs SwiftNIO).
-    STASH_WITHOUT_HTTP_CLIENT=1 swift build -c debug --package-path Fuzzing --scratch-path "$scratch" \
+    STASH_WITHOUT_HTTP_CLIENT=1 swift build -c release --package-path Fuzzing --scratch-path "$scratch" \
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing 2>&1 \
         | grep -v "Cannot export local symbol" >&2
 }
@@ -49,7 +50,7 @@ case "${1:-}" in
         target=${2:?usage: run.sh --merge TARGET}
         wait_for_quiet
         mkdir -p "Fuzzing/Corpus/$target.new"
-        "$scratch/debug/$target" -merge=1 "Fuzzing/Corpus/$target.new" "Fuzzing/Corpus/$target" "$scratch/corpus/$target"
+        "$scratch/release/$target" -merge=1 "Fuzzing/Corpus/$target.new" "Fuzzing/Corpus/$target" "$scratch/corpus/$target"
         rm -rf "Fuzzing/Corpus/$target" && mv "Fuzzing/Corpus/$target.new" "Fuzzing/Corpus/$target"
         exit 0 ;;
     ""|-h|--help) sed -n '2,20p' "$0"; exit 2 ;;
@@ -72,7 +73,7 @@ status=0
 export SWIFT_BACKTRACE=enable=no
 # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: 2 GiB is far over what any parser
 # needs; leaks are reported by the address sanitizer (detect_leaks is on by default).
-"$scratch/debug/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+"$scratch/release/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
     -print_final_stats=1 -artifact_prefix="$artifacts" "$@" "$corpus" "Fuzzing/Corpus/$target" >"$log" 2>&1 || status=$?
 
 found=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) 2>/dev/null || true)
