@@ -16,7 +16,7 @@ let httpTargets = ["FuzzHTTPDate", "FuzzCacheControl", "FuzzHTTPCacheRules", "Fu
 /// The targets over the disk tier's inputs (no SwiftNIO).
 let diskTargets = ["FuzzKeyNormalisation"]
 /// The targets over the Redis tier's inputs (SwiftNIO).
-let redisTargets = coreOnly ? [] : ["FuzzRESP", "FuzzRedisValueHeader"]
+let redisTargets = coreOnly ? [] : ["FuzzRESP", "FuzzRedisValueHeader", "FuzzRedisCluster"]
 
 var targets: [Target] = [
     // libFuzzer's driver entry point, and what every target shares.

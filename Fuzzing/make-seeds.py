@@ -136,6 +136,55 @@ def redis_seeds():
         write("FuzzRESP", bytes([index]) + reply)
     write("FuzzRESP", bytes([7]) + b"".join(replies))
 
+def start_redis(*extra):
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", *extra],
+                              stdout=subprocess.DEVNULL, cwd="/tmp")
+    for _ in range(100):
+        try:
+            return server, socket.create_connection(("127.0.0.1", port), timeout=5), port
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("redis-server did not start")
+
+def raw_command(conn, *args):
+    conn.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in (x.encode() for x in args)))
+    time.sleep(0.1)
+    conn.settimeout(0.2)
+    reply = b""
+    try:
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    except socket.timeout:
+        pass
+    return reply
+
+def cluster_seeds():
+    for text in ["MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381", "MOVED 0 [::1]:7000", "MOVED 16383 ::1:7000",
+                 "TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down"]:
+        write("FuzzRedisCluster", text)
+    if subprocess.run(["sh", "-c", "command -v redis-server"], capture_output=True).returncode != 0:
+        return
+    config = "/tmp/stash-seed-nodes-%d.conf" % os.getpid()
+    server, conn, port = start_redis("--cluster-enabled", "yes", "--cluster-config-file", config)
+    try:
+        raw_command(conn, "CLUSTER", "ADDSLOTSRANGE", "0", "5460")
+        raw_command(conn, "CLUSTER", "ADDSLOTSRANGE", "10923", "16383")
+        write("FuzzRedisCluster", raw_command(conn, "CLUSTER", "SLOTS"))
+        write("FuzzRedisCluster", raw_command(conn, "GET", "k"))
+        conn.close()
+    finally:
+        server.terminate()
+        server.wait()
+        if os.path.exists(config):
+            os.remove(config)
+
 def tier_seeds():
     for now, expiry, payload in [(1_767_225_600_000, 0, b"value"), (1_767_225_600_000, 1_767_225_660_000, b"{}"),
                                  (1_767_225_600_000, 1_000, b""), (0, -1, b"x")]:
@@ -146,6 +195,7 @@ def tier_seeds():
     write("FuzzKeyNormalisation", b"\xff\xfe invalid")
 
 if __name__ == "__main__":
-    http_seeds()
-    tier_seeds()
-    redis_seeds()
+    # make-seeds.py [http|tier|redis|cluster ...]: only those groups (all by default).
+    groups = {"http": http_seeds, "tier": tier_seeds, "redis": redis_seeds, "cluster": cluster_seeds}
+    for name in sys.argv[1:] or list(groups):
+        groups[name]()

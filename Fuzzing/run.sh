@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=.build-fuzz
-targets=(FuzzHTTPDate FuzzCacheControl FuzzHTTPCacheRules FuzzVary FuzzETag FuzzStoredEntry FuzzKeyNormalisation FuzzRESP FuzzRedisValueHeader)
+targets=(FuzzHTTPDate FuzzCacheControl FuzzHTTPCacheRules FuzzVary FuzzETag FuzzStoredEntry FuzzKeyNormalisation FuzzRESP FuzzRedisValueHeader FuzzRedisCluster)
 
 wait_for_quiet() {
     local waited=0

@@ -7,6 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct FuzzCorpusReplayTests {
     @Test func resp() throws { try replay("FuzzRESP", RESPCheck.check) }
     @Test func redisValueHeader() throws { try replay("FuzzRedisValueHeader", RedisValueHeaderCheck.check) }
+    @Test func redisCluster() throws { try replay("FuzzRedisCluster", RedisClusterCheck.check) }
 
     /// Runs `check` on every input of `target`; at least one corpus input must exist.
     func replay(_ target: String, _ check: ([UInt8]) throws(PropertyViolation) -> Void) throws {
