@@ -20,7 +20,7 @@ package enum ETagCheck {
             }
         }
         guard !etagText.isEmpty, etagText != "W/" else { return }
-        let strongForm = etagText.hasPrefix("W/") ? String(etagText.dropFirst(2)) : etagText
+        let strongForm = etagText.utf8.starts(with: "W/".utf8) ? String(Substring(etagText).utf8.dropFirst(2))! : etagText
         guard HTTPCacheRules.weakCompare(etagText, etagText), HTTPCacheRules.weakCompare("W/" + strongForm, etagText) else {
             throw PropertyViolation("\(etagText) does not weakly match itself or its weak form")
         }
