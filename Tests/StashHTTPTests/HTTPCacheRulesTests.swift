@@ -180,6 +180,18 @@ import Testing
         #expect(!HTTPCacheRules.weakCompare("W/", "W/"))
     }
 
+    /// Entity-tags compare octet by octet (RFC 9110 §8.8.3.2), not as Swift strings: found by
+    /// FuzzETag (Fuzzing/FailCases/FuzzETag/crash-ef23380…), a tag starting with a combining
+    /// mark, whose `W/` form the character-wise `hasPrefix("W/")` did not see (`/` and the mark
+    /// form one character).
+    @Test func entityTagsCompareByOctets() {
+        #expect(HTTPCacheRules.weakCompare("W/\u{0616}x", "\u{0616}x"))
+        #expect(HTTPCacheRules.weakCompare("W/\u{0616}x", "W/\u{0616}x"))
+        // Canonically equivalent, different octets: different tags.
+        #expect(!HTTPCacheRules.weakCompare("\"caf\u{E9}\"", "\"cafe\u{301}\""))
+        #expect(!HTTPCacheRules.weakCompare("W/\"caf\u{E9}\"", "\"cafe\u{301}\""))
+    }
+
     // MARK: Request directives
 
     @Test func requestDirectives() {

@@ -67,14 +67,17 @@ extension HTTPCacheRules {
     }
 
     /// Weak comparison of two entity-tags (RFC 9110 §8.8.3.2): equal opaque tags, either or both weak.
+    ///
+    /// Octet by octet, as the RFC compares them: not as Swift strings, which would take
+    /// canonically equivalent tags for equal, and would not see the `W/` of a tag whose next
+    /// scalar is a combining mark (`/` and the mark form one character).
     static func weakCompare(_ a: String, _ b: String) -> Bool {
-        func opaque(_ tag: String) -> Substring {
-            var tag = Substring(tag)
-            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-            return tag
+        func opaque(_ tag: String) -> Substring.UTF8View {
+            let bytes = Substring(tag).utf8
+            return bytes.starts(with: "W/".utf8) ? bytes.dropFirst(2) : bytes
         }
         let left = opaque(a)
-        return !left.isEmpty && left == opaque(b)
+        return !left.isEmpty && left.elementsEqual(opaque(b))
     }
 
     /// The fields of a `304 Not Modified` answered from `fields` (RFC 9110 §15.4.5): those a 200

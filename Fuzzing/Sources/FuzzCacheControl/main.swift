@@ -1,0 +1,11 @@
+import FuzzSupport
+import Glibc
+import HTTPChecks
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    do { try CacheControlCheck.check(inputBytes(start, count)) } catch { failProperty(error) }
+    return 0
+}
+
+exit(runFuzzer(fuzzOne))
