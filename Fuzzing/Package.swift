@@ -41,7 +41,9 @@ if !coreOnly {
 }
 
 var dependencies: [Package.Dependency] = [
-    .package(name: "Stash", path: ".."),
+    // Only the Redis trait: the Redis targets need StashRedis, and nothing here needs
+    // AsyncHTTPClient, which would otherwise be built (and instrumented) for nothing.
+    .package(name: "Stash", path: "..", traits: coreOnly ? [] : ["Redis"]),
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
 ]
 if !coreOnly {

@@ -37,8 +37,8 @@ build() {
     # -sanitize=fuzzer,address instruments every Swift module (Stash's too, for coverage);
     # -enable-testing lets the checks reach Stash's internal parsers by @testable import.
     # Release: 4 to 5 times the executions per second of a debug build (docs/development.md).
-    # STASH_WITHOUT_HTTP_CLIENT keeps AsyncHTTPClient out of the root package (FuzzRESP needs SwiftNIO).
-    STASH_WITHOUT_HTTP_CLIENT=1 swift build -c release --package-path Fuzzing --scratch-path "$scratch" \
+    # Fuzzing/Package.swift asks the root package for its Redis trait only: no AsyncHTTPClient.
+    swift build -c release --package-path Fuzzing --scratch-path "$scratch" \
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing 2>&1 \
         | grep -v "Cannot export local symbol" >&2
 }

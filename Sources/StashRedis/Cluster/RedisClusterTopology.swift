@@ -11,7 +11,7 @@ struct RedisClusterTopology: Sendable, Equatable {
     }
 
     /// For each slot, an index into ``primaries``; -1 when no node serves it.
-    private(set) var slotOwners: [Int16]
+    private(set) var slotOwners: [Int32]
     /// The distinct primaries, in the order first seen.
     private(set) var primaries: [Node]
 
@@ -28,7 +28,7 @@ struct RedisClusterTopology: Sendable, Equatable {
 
     /// Records that `node` now serves `slot` (after a `MOVED`).
     mutating func assign(_ slot: RedisKeySlot, to node: Node) {
-        slotOwners[slot.rawValue] = Int16(index(of: node))
+        slotOwners[slot.rawValue] = Int32(index(of: node))
     }
 
     private mutating func index(of node: Node) -> Int {
@@ -57,7 +57,7 @@ struct RedisClusterTopology: Sendable, Equatable {
             }
             var host = primary[0].string ?? ""
             if host.isEmpty || host == "?" { host = defaultHost }
-            let owner = Int16(index(of: Node(host: host, port: Int(port))))
+            let owner = Int32(index(of: Node(host: host, port: Int(port))))
             for slot in Int(start)...Int(end) { slotOwners[slot] = owner }
         }
     }

@@ -29,10 +29,6 @@ package enum RedisClusterCheck {
         var parser = RESPParser(maximumBulkLength: 4096, maximumArrayCount: 4096, maximumDepth: 8, maximumLineLength: 256)
         var buffer = ByteBuffer(bytes: bytes)
         guard let reply = try? parser.parse(&buffer) else { return }
-        if let count = distinctPrimariesBeforeFirstMalformedRange(reply), count > Int(Int16.max) {
-            // RedisClusterTopology stores a primary's index as an Int16 (RedisClusterTopology.swift).
-            throw PropertyViolation("a CLUSTER SLOTS reply names \(count) distinct primaries: Int16(index) traps", knownDefect: true)
-        }
         do {
             let topology = try RedisClusterTopology(clusterSlots: reply, defaultHost: "seed")
             for slot in 0..<RedisKeySlot.count {
@@ -45,19 +41,5 @@ package enum RedisClusterCheck {
         } catch {
             throw error as! PropertyViolation
         }
-    }
-
-    /// The distinct primaries the topology would index before its first malformed range.
-    static func distinctPrimariesBeforeFirstMalformedRange(_ reply: RESPValue) -> Int? {
-        guard let ranges = reply.elements else { return nil }
-        var nodes = Set<String>()
-        for range in ranges {
-            guard let fields = range.elements, fields.count >= 3, let start = fields[0].integer, let end = fields[1].integer,
-                  0 <= start, start <= end, end < RedisKeySlot.count,
-                  let primary = fields[2].elements, primary.count >= 2, let port = primary[1].integer else { break }
-            let host = primary[0].string ?? ""
-            nodes.insert("\(host.isEmpty || host == "?" ? "seed" : host):\(port)")
-        }
-        return nodes.count
     }
 }

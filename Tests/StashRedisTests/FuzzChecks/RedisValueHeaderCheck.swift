@@ -28,10 +28,6 @@ package enum RedisValueHeaderCheck {
         maximumValueSize: 1 << 20, failureThreshold: 1, openDuration: .seconds(1), subscribeOn: nil,
         clock: ManualClock(), wallClock: ManualClock(), logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
 
-    /// Set `STASH_FUZZ_REPRODUCE_KNOWN_DEFECTS=1` to let a known defect's input reach the code
-    /// that traps on it (to see its stack trace).
-    static let reproducesKnownDefects = getenv("STASH_FUZZ_REPRODUCE_KNOWN_DEFECTS") != nil
-
     package static func check(_ bytes: [UInt8]) throws(PropertyViolation) {
         var reader = bytes[...]
         var now: Int64 = 0
@@ -57,10 +53,10 @@ package enum RedisValueHeaderCheck {
             && stored.getInteger(at: stored.readerIndex, as: UInt8.self) == RedisTierEngine.formatMarker
             && stored.getInteger(at: stored.readerIndex + 1, as: UInt8.self) == RedisTierEngine.formatVersion
         let expiresAt = hasHeader ? stored.getInteger(at: stored.readerIndex + 2, as: Int64.self)! : 0
-        if hasHeader, expiresAt != 0, expiresAt.subtractingReportingOverflow(now).overflow, !reproducesKnownDefects {
-            // decodeHeader computes `expiresAt - nowMilliseconds` unchecked (RedisTierEngine+Format.swift).
-            throw PropertyViolation("the expiry \(expiresAt) minus now \(now) overflows in decodeHeader", knownDefect: true)
-        }
+        // The remaining time saturates (an expiry far in the past is expired, not an overflow:
+        // Fuzzing/FailCases/FuzzRedisValueHeader/crash-expiry-int64-min once trapped here).
+        let (difference, overflow) = expiresAt.subtractingReportingOverflow(now)
+        let remaining = overflow ? (now > 0 ? Int64.min : Int64.max) : difference
         do {
             let value = try decode(stored, now: now)
             guard hasHeader else { throw PropertyViolation("a value without the header decoded") }
@@ -71,12 +67,12 @@ package enum RedisValueHeaderCheck {
                 if expiresAt == 0 {
                     guard value.timeToLive == nil else { throw PropertyViolation("no expiry, yet a time to live") }
                 } else {
-                    guard let ttl = value.timeToLive, ttl > .zero, ttl == .milliseconds(expiresAt - now) else {
+                    guard let ttl = value.timeToLive, ttl > .zero, ttl == .milliseconds(remaining) else {
                         throw PropertyViolation("time to live \(String(describing: value.timeToLive)) for expiry \(expiresAt) at \(now)")
                     }
                 }
             } else {
-                guard expiresAt != 0, expiresAt <= now else { throw PropertyViolation("an unexpired value read as expired") }
+                guard expiresAt != 0, remaining <= 0 else { throw PropertyViolation("an unexpired value read as expired") }
             }
         } catch let error as RedisError {
             guard !hasHeader, error.code == .decodingFailed else { throw PropertyViolation("unexpected error \(error)") }
