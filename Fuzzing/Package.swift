@@ -31,12 +31,14 @@ targets += httpTargets.map { .executableTarget(name: $0, dependencies: ["HTTPChe
 targets.append(.target(name: "DiskChecks", dependencies: [.product(name: "Stash", package: "Stash")]))
 targets += diskTargets.map { .executableTarget(name: $0, dependencies: ["DiskChecks", "FuzzSupport"]) }
 if !coreOnly {
+    // The Redis checks are the root package's test files, which compile only under its `Redis`
+    // trait (`#if Redis`); this package defines the condition for them.
     targets.append(.target(name: "RedisChecks", dependencies: [
         .product(name: "StashRedis", package: "Stash"),
         .product(name: "Stash", package: "Stash"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
-    ]))
+    ], swiftSettings: [.define("Redis")]))
     targets += redisTargets.map { .executableTarget(name: $0, dependencies: ["RedisChecks", "FuzzSupport"]) }
 }
 

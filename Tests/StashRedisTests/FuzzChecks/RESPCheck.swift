@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 @testable import StashRedis
 
@@ -94,3 +95,4 @@ package enum RESPCheck {
 extension RESPValue {
     var isPush: Bool { if case .push = self { true } else { false } }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import NIOCore
 @testable import StashRedis
 
@@ -43,3 +44,4 @@ package enum RedisClusterCheck {
         }
     }
 }
+#endif  // Redis

@@ -1,3 +1,4 @@
+#if Redis
 import Foundation
 import Logging
 import NIOCore
@@ -85,3 +86,4 @@ package enum RedisValueHeaderCheck {
         try engine.decodeHeader(stored, key: "k", nowMilliseconds: now)
     }
 }
+#endif  // Redis

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Runs `check` on every committed input of the fuzz target `target`: its seed corpus
+/// (`Fuzzing/Corpus/TARGET`) and every input that once broke it (`Fuzzing/FailCases/TARGET`), so
+/// that `swift test` replays them through the target's property check without a fuzzer.
+///
+/// - Returns: How many corpus inputs there are, and one line per input whose check threw.
+/// - Throws: When a folder or an input cannot be read.
+public func replayFuzzInputs(
+    _ target: String, _ check: ([UInt8]) throws -> Void
+) throws -> (corpusCount: Int, failures: [String]) {
+    // This file is Tests/StashTestSupport/FuzzInputs.swift: the repository is three folders up.
+    let fuzzing = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzzing")
+    var corpusCount = 0
+    var failures: [String] = []
+    for folder in ["Corpus", "FailCases"] {
+        let directory = fuzzing.appendingPathComponent(folder).appendingPathComponent(target)
+        guard FileManager.default.fileExists(atPath: directory.path) else { continue }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted()
+        if folder == "Corpus" { corpusCount = names.count }
+        for name in names {
+            let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+            do {
+                try check(bytes)
+            } catch {
+                failures.append("\(target) \(folder)/\(name): \(error)")
+            }
+        }
+    }
+    return (corpusCount, failures)
+}
