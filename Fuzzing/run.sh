@@ -14,26 +14,14 @@
 #   Fuzzing/run.sh --merge FuzzRESP              # minimise the working corpus into the seeds
 #   Fuzzing/run.sh --build                       # only build
 #
-# Other engineers build on this machine: while /tmp/stash-quiet exists, the script waits (20 s
-# polls, at most 8 minutes) before it builds or fuzzes. A campaign uses one core.
+# A campaign uses one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=.build-fuzz
 targets=(FuzzHTTPDate FuzzCacheControl FuzzHTTPCacheRules FuzzVary FuzzETag FuzzStoredEntry FuzzKeyNormalisation FuzzRESP FuzzRedisValueHeader FuzzRedisCluster)
 
-wait_for_quiet() {
-    local waited=0
-    while [ -e /tmp/stash-quiet ]; do
-        if [ "$waited" -ge 480 ]; then echo "run.sh: /tmp/stash-quiet is still there after 8 minutes" >&2; exit 3; fi
-        [ "$waited" -eq 0 ] && echo "run.sh: waiting for /tmp/stash-quiet to go: $(cat /tmp/stash-quiet 2>/dev/null)" >&2
-        sleep 20
-        waited=$((waited + 20))
-    done
-}
-
 build() {
-    wait_for_quiet
     # -sanitize=fuzzer,address instruments every Swift module (Stash's too, for coverage);
     # -enable-testing lets the checks reach Stash's internal parsers by @testable import.
     # Release: 4 to 5 times the executions per second of a debug build (docs/development.md).
@@ -48,8 +36,7 @@ case "${1:-}" in
     --build) build; exit 0 ;;
     --merge)
         target=${2:?usage: run.sh --merge TARGET}
-        wait_for_quiet
-        mkdir -p "Fuzzing/Corpus/$target.new"
+            mkdir -p "Fuzzing/Corpus/$target.new"
         "$scratch/release/$target" -merge=1 "Fuzzing/Corpus/$target.new" "Fuzzing/Corpus/$target" "$scratch/corpus/$target"
         rm -rf "Fuzzing/Corpus/$target" && mv "Fuzzing/Corpus/$target.new" "Fuzzing/Corpus/$target"
         exit 0 ;;
@@ -62,7 +49,6 @@ shift 2
 printf '%s\n' "${targets[@]}" | grep -qx "$target" || { echo "run.sh: no target $target (run.sh --list)" >&2; exit 2; }
 
 build
-wait_for_quiet
 corpus="$scratch/corpus/$target"
 artifacts="$scratch/artifacts/$target/"
 mkdir -p "$corpus" "$artifacts" "$scratch/logs" "Fuzzing/Corpus/$target"
