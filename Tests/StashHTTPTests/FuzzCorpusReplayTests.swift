@@ -5,7 +5,7 @@ import Testing
 /// Replays every input of the HTTP fuzz targets' committed corpus (`Fuzzing/Corpus/TARGET`) and
 /// every input that once broke one (`Fuzzing/FailCases/TARGET`) through the target's property
 /// check (`FuzzChecks/`), so a regression fails `swift test` without running a fuzzer.
-@Suite(.timeLimit(.minutes(1))) struct FuzzCorpusReplayTests {
+@Suite(.timeLimit(.minutes(5))) struct FuzzCorpusReplayTests {
     @Test func httpDate() throws { try replay("FuzzHTTPDate", HTTPDateCheck.check) }
     @Test func cacheControl() throws { try replay("FuzzCacheControl", CacheControlCheck.check) }
     @Test func httpCacheRules() throws { try replay("FuzzHTTPCacheRules", HTTPCacheRulesCheck.check) }

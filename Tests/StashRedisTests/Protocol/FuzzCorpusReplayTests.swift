@@ -6,7 +6,7 @@ import Testing
 /// Replays every input of the Redis fuzz targets' committed corpus (`Fuzzing/Corpus/TARGET`) and
 /// every input that once broke one (`Fuzzing/FailCases/TARGET`) through the target's property
 /// check (`FuzzChecks/`), so a regression fails `swift test` without running a fuzzer.
-@Suite(.timeLimit(.minutes(1))) struct FuzzCorpusReplayTests {
+@Suite(.timeLimit(.minutes(5))) struct FuzzCorpusReplayTests {
     @Test func resp() throws { try replay("FuzzRESP", RESPCheck.check) }
     @Test func redisValueHeader() throws { try replay("FuzzRedisValueHeader", RedisValueHeaderCheck.check) }
     @Test func redisCluster() throws { try replay("FuzzRedisCluster", RedisClusterCheck.check) }

@@ -5,7 +5,7 @@ import Testing
 /// Replays every input of the disk fuzz targets' committed corpus (`Fuzzing/Corpus/TARGET`) and
 /// every input that once broke one (`Fuzzing/FailCases/TARGET`) through the target's property
 /// check (`FuzzChecks/`), so a regression fails `swift test` without running a fuzzer.
-@Suite(.timeLimit(.minutes(1))) struct FuzzCorpusReplayTests {
+@Suite(.timeLimit(.minutes(5))) struct FuzzCorpusReplayTests {
     @Test func keyNormalisation() throws { try replay("FuzzKeyNormalisation", KeyNormalisationCheck.check) }
 
     /// Runs `check` on every committed input of `target`; at least one corpus input must exist.
