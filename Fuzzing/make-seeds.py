@@ -90,34 +90,10 @@ def redis_seeds():
     if subprocess.run(["sh", "-c", "command -v redis-server"], capture_output=True).returncode != 0:
         print("redis-server not found: no RESP seeds", file=sys.stderr)
         return
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                               "--enable-debug-command", "yes"], stdout=subprocess.DEVNULL)
+    server, conn, _ = start_redis("--enable-debug-command", "yes")
     try:
-        for _ in range(100):
-            try:
-                conn = socket.create_connection(("127.0.0.1", port), timeout=5)
-                break
-            except OSError:
-                time.sleep(0.05)
         def command(*args):
-            conn.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in (x.encode() if isinstance(x, str) else x for x in args)))
-            time.sleep(0.05)
-            conn.settimeout(1)
-            reply = b""
-            try:
-                while True:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    reply += chunk
-                    conn.settimeout(0.05)
-            except socket.timeout:
-                pass
-            return reply
+            return raw_command(conn, *args)
         replies = [command("PING"), command("SET", "k", "v"), command("GET", "k"), command("GET", "missing"),
                    command("MSET", "a", "1", "b", b"\x00\r\n\xff"), command("MGET", "a", "b", "missing"),
                    command("INCR", "n"), command("NOSUCHCOMMAND"), command("HSET", "h", "f", "v", "g", "w"),
@@ -151,7 +127,7 @@ def start_redis(*extra):
     raise SystemExit("redis-server did not start")
 
 def raw_command(conn, *args):
-    conn.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in (x.encode() for x in args)))
+    conn.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in (x.encode() if isinstance(x, str) else x for x in args)))
     time.sleep(0.1)
     conn.settimeout(0.2)
     reply = b""
