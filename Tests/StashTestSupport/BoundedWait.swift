@@ -18,6 +18,9 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 /// on the 2 cores, 1,000 callers took over a minute to reach the load coordinator.
 public let defaultWaitTimeout: Duration = .seconds(240)
 
+/// ``defaultWaitTimeout`` in seconds, for XCTest's `fulfillment(of:timeout:)`.
+public let defaultWaitTimeoutSeconds = Double(defaultWaitTimeout.components.seconds)
+
 /// Yields until `condition` holds: for waiting until other tasks reach a point the test can
 /// observe. Progress is driven by those tasks, never by time; the clock only bounds the wait.
 ///

@@ -1,6 +1,7 @@
 #if Redis
 import Foundation
 import Logging
+import StashTestSupport
 import XCTest
 @testable import Stash
 @testable import StashRedis
@@ -87,10 +88,10 @@ final class CacheWithRedisFaultTests: XCTestCase {
         let running = Task { await burst.run() }
 
         // Healthy, then Redis dies mid-burst: the burst goes on against the local tiers.
-        await fulfillment(of: [burst.progress.expectation(reaching: 300)], timeout: 60)
+        await fulfillment(of: [burst.progress.expectation(reaching: 300)], timeout: defaultWaitTimeoutSeconds)
         server.kill()
         let atKill = burst.progress.count
-        await fulfillment(of: [burst.progress.expectation(reaching: atKill + 600)], timeout: 60)
+        await fulfillment(of: [burst.progress.expectation(reaching: atKill + 600)], timeout: defaultWaitTimeoutSeconds)
         XCTAssertEqual(tier.engine.breaker.phase, .open, "the breaker stops paying timeouts")
 
         // Redis comes back with its append-only file: the values it acknowledged
@@ -101,9 +102,9 @@ final class CacheWithRedisFaultTests: XCTestCase {
         breakerClock.advance(by: .seconds(5))
         // The subscription comes back and says that anything may have changed;
         // the cache keeps the keys Redis holds older copies of, and repairs them.
-        await fulfillment(of: [applied.expectation(for: .all)], timeout: 30)
+        await fulfillment(of: [applied.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
         let atRecovery = burst.progress.count
-        await fulfillment(of: [burst.progress.expectation(reaching: atRecovery + 600)], timeout: 60)
+        await fulfillment(of: [burst.progress.expectation(reaching: atRecovery + 600)], timeout: defaultWaitTimeoutSeconds)
         burst.stop.withLock { $0 = true }
         await running.value
 

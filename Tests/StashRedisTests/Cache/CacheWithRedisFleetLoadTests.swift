@@ -1,5 +1,6 @@
 #if Redis
 import Foundation
+import StashTestSupport
 import XCTest
 @testable import Stash
 @testable import StashRedis
@@ -57,7 +58,7 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
                 return try result()
             }
         }
-        await fulfillment(of: [started.expectation(reaching: 1)], timeout: 10)
+        await fulfillment(of: [started.expectation(reaching: 1)], timeout: defaultWaitTimeoutSeconds)
         return load
     }
 
@@ -84,7 +85,7 @@ final class CacheWithRedisFleetLoadTests: RedisServerTestCase {
             }
         }
         // and both instances have tried the fleet lock while one loads,
-        await fulfillment(of: [loaderCalls.expectation(reaching: 1)], timeout: 10)
+        await fulfillment(of: [loaderCalls.expectation(reaching: 1)], timeout: defaultWaitTimeoutSeconds)
         try await waitForLockAttempts(2)
         gate.open()
 

@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import NIOCore
+import StashTestSupport
 import XCTest
 @testable import Stash
 @testable import StashRedis
@@ -42,7 +43,7 @@ final class CacheWithRedisTests: XCTestCase {
         // promotes it into its memory and disk tiers with the remaining time to live.
         try await a.setValue("v1", forKey: "k", ttl: .seconds(60))
         // (B hears of the write too; a read racing with that would rightly skip its promotion.)
-        await fulfillment(of: [appliedByB.expectation(for: .key("k"))], timeout: 10)
+        await fulfillment(of: [appliedByB.expectation(for: .key("k"))], timeout: defaultWaitTimeoutSeconds)
         let first = try await b.value(forKey: "k")
         XCTAssertEqual(first, "v1")
         XCTAssertEqual(b.memory?.value(forKey: "k"), "v1")
@@ -53,7 +54,7 @@ final class CacheWithRedisTests: XCTestCase {
 
         // When A writes again, then B drops its memory and disk copies and reads the new value.
         try await a.setValue("v2", forKey: "k", ttl: .seconds(60))
-        await fulfillment(of: [appliedByB.expectation(for: .key("k"), occurrence: 2)], timeout: 10)
+        await fulfillment(of: [appliedByB.expectation(for: .key("k"), occurrence: 2)], timeout: defaultWaitTimeoutSeconds)
         XCTAssertNil(b.memory?.value(forKey: "k"))
         let onDiskB = try await b.disk?.contains("k")
         XCTAssertEqual(onDiskB, false)
@@ -63,7 +64,7 @@ final class CacheWithRedisTests: XCTestCase {
         // When B removes it, then A drops it everywhere, and neither finds it.
         let removed = try await b.removeValue(forKey: "k")
         XCTAssertTrue(removed)
-        await fulfillment(of: [appliedByA.expectation(for: .key("k"))], timeout: 10)
+        await fulfillment(of: [appliedByA.expectation(for: .key("k"))], timeout: defaultWaitTimeoutSeconds)
         XCTAssertNil(a.memory?.value(forKey: "k"))
         let onDiskA = try await a.disk?.contains("k")
         XCTAssertEqual(onDiskA, false)
@@ -73,7 +74,7 @@ final class CacheWithRedisTests: XCTestCase {
         // When A empties itself, then B drops everything too.
         try await b.setValue("x", forKey: "other")
         try await a.removeAll()
-        await fulfillment(of: [appliedByB.expectation(for: .all)], timeout: 10)
+        await fulfillment(of: [appliedByB.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
         XCTAssertEqual(b.memory?.count, 0)
         let otherOnDisk = try await b.disk?.contains("other")
         XCTAssertEqual(otherOnDisk, false)
@@ -167,7 +168,7 @@ final class CacheWithRedisTwoProcessTests: XCTestCase {
 
         // The peer's write reaches this process through Redis.
         XCTAssertEqual(try peer.send("set k from-peer"), "ok")
-        await fulfillment(of: [applied.expectation(for: .key("k"))], timeout: 10)
+        await fulfillment(of: [applied.expectation(for: .key("k"))], timeout: defaultWaitTimeoutSeconds)
         let fromPeer = try await cache.value(forKey: "k")
         XCTAssertEqual(fromPeer, "from-peer")
 
@@ -180,7 +181,7 @@ final class CacheWithRedisTwoProcessTests: XCTestCase {
 
         // The peer's removal drops this process's memory and disk copies.
         XCTAssertEqual(try peer.send("remove k"), "ok")
-        await fulfillment(of: [applied.expectation(for: .key("k"), occurrence: 2)], timeout: 10)
+        await fulfillment(of: [applied.expectation(for: .key("k"), occurrence: 2)], timeout: defaultWaitTimeoutSeconds)
         XCTAssertNil(cache.memory?.value(forKey: "k"))
         let onDisk = try await cache.disk?.contains("k")
         XCTAssertEqual(onDisk, false)

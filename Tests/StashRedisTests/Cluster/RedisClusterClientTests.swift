@@ -1,5 +1,6 @@
 #if Redis
 import NIOCore
+import StashTestSupport
 import XCTest
 @testable import StashRedis
 
@@ -140,7 +141,7 @@ final class RedisClusterClientTests: XCTestCase {
         let heard = InvalidationRecorder()
         try await reader.startReceivingInvalidations(heard.handler)
         for index in 0..<50 { try await writer.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
-        await fulfillment(of: [heard.expectation(for: .key("k49"))], timeout: 10)
+        await fulfillment(of: [heard.expectation(for: .key("k49"))], timeout: defaultWaitTimeoutSeconds)
         let read = try await reader.entry(forKey: "k7")
         XCTAssertEqual(read?.value, "v7")
         // A batch over keys of every node: one pipelined write per node.

@@ -2,6 +2,7 @@
 import Foundation
 import NIOCore
 import Stash
+import StashTestSupport
 import XCTest
 @testable import StashRedis
 
@@ -56,7 +57,7 @@ final class RedisCacheTierFaultTests: XCTestCase {
         let reloaded = try await tier.entry(forKey: "k99")
         XCTAssertEqual(reloaded?.value, "v99")
         // The subscription came back, and says that anything may have changed meanwhile.
-        await fulfillment(of: [heard.expectation(for: .all)], timeout: 20)
+        await fulfillment(of: [heard.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
         await tier.close()
         await client.close()
     }

@@ -2,6 +2,7 @@
 import Foundation
 import NIOCore
 import Stash
+import StashTestSupport
 import XCTest
 @testable import StashRedis
 
@@ -142,17 +143,17 @@ final class RedisCacheTierTests: XCTestCase {
         try await second.startReceivingInvalidations(secondHeard.handler)
 
         try await first.setValue("from first", forKey: "shared", timeToLive: .seconds(60))
-        await fulfillment(of: [secondHeard.expectation(for: .key("shared"))], timeout: 10)
+        await fulfillment(of: [secondHeard.expectation(for: .key("shared"))], timeout: defaultWaitTimeoutSeconds)
         let seen = try await second.entry(forKey: "shared")
         XCTAssertEqual(seen?.value, "from first")
 
         try await second.removeValue(forKey: "shared")
-        await fulfillment(of: [firstHeard.expectation(for: .key("shared"))], timeout: 10)
+        await fulfillment(of: [firstHeard.expectation(for: .key("shared"))], timeout: defaultWaitTimeoutSeconds)
         let gone = try await first.entry(forKey: "shared")
         XCTAssertNil(gone)
 
         try await second.setValue("x", forKey: "other", timeToLive: nil)
-        await fulfillment(of: [firstHeard.expectation(for: .key("other"))], timeout: 10)
+        await fulfillment(of: [firstHeard.expectation(for: .key("other"))], timeout: defaultWaitTimeoutSeconds)
         XCTAssertEqual(firstHeard.received, [.key("shared"), .key("other")])
         XCTAssertEqual(secondHeard.received, [.key("shared")], "an instance never hears its own changes")
     }
@@ -166,7 +167,7 @@ final class RedisCacheTierTests: XCTestCase {
         for index in 0..<300 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: nil) }
         try await neighbour.setValue("kept", forKey: "k1", timeToLive: nil)
         try await tier.removeAll()
-        await fulfillment(of: [heard.expectation(for: .all)], timeout: 10)
+        await fulfillment(of: [heard.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
         let dbsize = try server.cli(["KEYS", "mine:*"]).trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertEqual(dbsize, "")
         let kept = try await neighbour.entry(forKey: "k1")

@@ -323,9 +323,8 @@ import Testing
     }
 
     /// The one test that lets the real timer run: it checks the timer calls
-    /// `poll()`. It waits for the notification (no sleeping), bounded by a time limit.
-    @Test(.timeLimit(.minutes(1)))
-    func timerPollsTheSource() async {
+    /// `poll()`. It waits for the notification (no sleeping), bounded by the suite's time limit.
+    @Test func timerPollsTheSource() async {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
         let source = FakeMemoryPressureSource(.psi(50))
         let monitor = MemoryPressureMonitor.forTesting(

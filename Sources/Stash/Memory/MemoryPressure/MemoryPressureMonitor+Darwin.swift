@@ -29,7 +29,7 @@ final class DarwinMemoryEvents: @unchecked Sendable {
     /// Subscribes to the events. Does not block.
     init(monitor: MemoryPressureMonitor) {
         let source = DispatchSource.makeMemoryPressureSource(
-            eventMask: [.warning, .critical], queue: .global(qos: .utility))
+            eventMask: [.warning, .critical], queue: MemoryPressureMonitor.pollQueue)
         source.setEventHandler { [weak monitor] in
             monitor?.notifyMemoryPressure()
         }

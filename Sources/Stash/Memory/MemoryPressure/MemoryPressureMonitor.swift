@@ -259,9 +259,16 @@ public final class MemoryPressureMonitor: @unchecked Sendable {
         return live
     }
 
+    /// The queue the polling timer fires on.
+    static let pollQueue = DispatchQueue(label: "Stash.MemoryPressureMonitor.poll", qos: .utility)
+
     private func _startTimer() {
         guard startsTimer, timer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        // Its own serial queue, not a global one: serial queues run on an overcommitting pool
+        // that starts a thread when the others are busy, where a global queue is as wide as
+        // the machine has cores, so two blocked work items there (a caller's blocking loader,
+        // say) would stop the polling, and with it the pressure response, until they end.
+        let timer = DispatchSource.makeTimerSource(queue: Self.pollQueue)
         // The handler holds the monitor strongly. A weak reference would give the
         // monitor (`shared` lives for the whole process) a weak-reference side
         // table, which LeakSanitizer cannot trace through the encoded reference
