@@ -18,9 +18,11 @@
 /// - **Stale keys**: a key whose change failed to reach the remote tier is not
 ///   read from it (its shared copy may be older than what this instance
 ///   wrote), survives an invalidation of everything, and is removed from the
-///   remote tier (telling the other instances) once it answers again. So no
-///   caller of this instance reads a value older than one this instance wrote,
-///   across a remote outage, a restart of the remote store, or a lost subscription.
+///   remote tier (telling the other instances) once it answers again and the
+///   subscription is back (so that the invalidation of everything that comes
+///   with its return still finds the key marked). So no caller of this instance
+///   reads a value older than one this instance wrote, across a remote outage, a
+///   restart of the remote store, or a lost subscription.
 ///
 /// A disk tier reopened after the process was down may hold values that other
 /// instances changed meanwhile: their invalidations were never heard. Give
@@ -171,11 +173,16 @@ extension Cache {
             }
         case .all:
             loadTickets.withLock { $0.voidAll() }
+            // Taken now: a loss heard while the drop runs is not ended by it.
+            let losses = remoteLink?.subscriptionLosses ?? 0
             Task {
                 await dropLocalValuesExceptUnsent()
                 remoteLink?.didApply(invalidation)
-                remoteLink?.repairStaleKeys()
+                remoteLink?.subscriptionRestored(after: losses)
             }
+        case .subscriptionLost:
+            remoteLink?.subscriptionLost()
+            remoteLink?.didApply(invalidation)
         }
     }
 

@@ -17,8 +17,12 @@
 ///   whose handler then gets the key (never one's own changes). A change is
 ///   told after it is applied, so that a process which drops its local copy on
 ///   hearing of it and then reads the store gets the new value.
-/// - After a lost subscription is restored, the handler gets
-///   ``RemoteInvalidation/all``: changes told meanwhile were lost.
+/// - When the subscription drops, the handler gets
+///   ``RemoteInvalidation/subscriptionLost``; once it is restored,
+///   ``RemoteInvalidation/all``: changes told meanwhile were lost. (A tier that
+///   cannot tell when its subscription drops sends only the ``RemoteInvalidation/all``;
+///   the cache then repairs stale keys as soon as a call succeeds, and an
+///   ``RemoteInvalidation/all`` that arrives after that repair drops those keys' local copies.)
 ///
 /// One tier serves one ``Cache``: the cache starts and stops its subscription.
 ///

@@ -1,4 +1,5 @@
-/// A change another process made to a shared tier, which local tiers must reflect.
+/// What a shared tier tells a ``Cache`` about changes other processes made,
+/// which its local tiers must reflect.
 ///
 /// Thread-safety: a value type, `Sendable`.
 public enum RemoteInvalidation: Sendable, Hashable {
@@ -7,4 +8,9 @@ public enum RemoteInvalidation: Sendable, Hashable {
     /// Every key may have changed (a `removeAll`, or invalidations lost while the
     /// subscription was down): drop everything from the local tiers.
     case all
+    /// The subscription dropped: invalidations sent from now on may be lost, until
+    /// the restored subscription delivers ``all``. Nothing is dropped yet; a ``Cache``
+    /// holds back the repair of its stale keys until then, so that the ``all`` cannot
+    /// drop local changes whose shared copies it has already removed.
+    case subscriptionLost
 }

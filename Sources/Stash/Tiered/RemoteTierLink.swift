@@ -9,7 +9,11 @@ import Logging
 /// the shared copy lives on). Such a key is marked stale: reads do not take it
 /// from the remote tier, an invalidation of everything keeps its local copy,
 /// and once the remote tier answers again the key is removed there (which
-/// tells the other instances), so the fleet forgets the old copy. Past
+/// tells the other instances), so the fleet forgets the old copy. While the
+/// invalidation subscription is down, repairs wait: the ``RemoteInvalidation/all``
+/// that comes with its return keeps the stale keys' local copies, which a key
+/// already repaired would no longer be (it would be dropped everywhere, and this
+/// instance's last write of it lost). Past
 /// ``maximumStaleKeys`` (or after a failed `removeAll`), the whole remote tier
 /// is distrusted until a `removeAll` succeeds there.
 ///
@@ -36,6 +40,10 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var everythingStale = false
         var repairing = false
         var subscribed = false
+        /// Whether the subscription is lost (told by the tier) and not yet restored.
+        var subscriptionDown = false
+        /// Counts the losses, so that a restoration applies only to the loss it follows.
+        var subscriptionLosses: UInt64 = 0
         var stopped = false
         var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
         var subscriptionTask: Task<Void, Never>?
@@ -177,7 +185,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     /// from the remote tier meanwhile.
     func repairStaleKeys() {
         let work: (keys: [(key: String, mark: UInt64)], everything: Bool)? = state.withLock { state in
-            guard !state.repairing, state.everythingStale || !state.staleKeys.isEmpty else { return nil }
+            guard !state.repairing, !state.subscriptionDown,
+                  state.everythingStale || !state.staleKeys.isEmpty else { return nil }
             state.repairing = true
             if state.everythingStale { return ([], true) }
             return (state.staleKeys.map { (key: $0.key, mark: $0.value) }, false)
@@ -192,7 +201,9 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
                     let ticket = self.order.enqueue(key)
                     await self.order.waitForTurn(ticket)
                     defer { self.order.finish(ticket) }
-                    guard self.state.withLock({ $0.staleKeys[key] == mark }) else { continue }
+                    let (current, down) = self.state.withLock { ($0.staleKeys[key] == mark, $0.subscriptionDown) }
+                    if down { break }  // resumed by the subscription's return (see repairStaleKeys)
+                    guard current else { continue }
                     do {
                         try await self.tier.removeValue(forKey: key)
                     } catch {
@@ -247,6 +258,31 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             let tier = self.tier
             Task { await tier.stopReceivingInvalidations() }
         }
+    }
+
+    /// Notes that the subscription dropped: repairs wait until ``subscriptionRestored(after:)``.
+    ///
+    /// - Returns: The number of the loss, for ``subscriptionRestored(after:)``.
+    @discardableResult
+    func subscriptionLost() -> UInt64 {
+        state.withLock { state in
+            state.subscriptionDown = true
+            state.subscriptionLosses += 1
+            return state.subscriptionLosses
+        }
+    }
+
+    /// The number of the latest loss of the subscription, taken when its return is heard.
+    var subscriptionLosses: UInt64 { state.withLock { $0.subscriptionLosses } }
+
+    /// Notes that the return of the subscription heard after loss number `losses` has been
+    /// applied (the local tiers dropped what they had to), then repairs the stale keys.
+    /// Does not end a later loss.
+    func subscriptionRestored(after losses: UInt64) {
+        state.withLock { state in
+            if state.subscriptionLosses == losses { state.subscriptionDown = false }
+        }
+        repairStaleKeys()
     }
 
     /// Returns once the subscription is made.

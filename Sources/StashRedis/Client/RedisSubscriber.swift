@@ -10,8 +10,12 @@ import Stash
 /// A subscribed connection can run no other command, so it is kept apart from
 /// the command pools. When the connection drops, it reconnects with backoff,
 /// trying each candidate server in turn (any node of a cluster receives every
-/// `PUBLISH`), and calls `onResubscribe` once subscribed again: messages sent
-/// meanwhile are lost, and the caller must assume anything may have changed.
+/// `PUBLISH`). It calls `onLost` when the connection drops and `onResubscribe`
+/// once subscribed again: messages sent meanwhile are lost, and the caller must
+/// assume anything may have changed. Retries are at least every
+/// ``maximumResubscribeDelay``, whatever the candidates' reconnect delays: one
+/// connection's retries are cheap, and the subscription coming back is how its
+/// owner learns that the server answers again.
 ///
 /// Thread-safety: safe to use from any thread or task; callbacks run on an event loop thread.
 public final class RedisSubscriber: Sendable {
@@ -26,6 +30,7 @@ public final class RedisSubscriber: Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let onMessage: @Sendable (ByteBuffer) -> Void
+    private let onLost: @Sendable () -> Void
     private let onResubscribe: @Sendable () -> Void
     private let state = LockedValue(State())
 
@@ -37,11 +42,13 @@ public final class RedisSubscriber: Sendable {
     ///   - eventLoopGroup: The event loops. Default NIO's shared singleton group.
     ///   - logger: Where a lost subscription is logged (once per loss). Default labelled `stash.redis.subscriber`.
     ///   - onMessage: Called with each message's payload.
+    ///   - onLost: Called when the subscription drops, before any attempt to restore it. Default: nothing.
     ///   - onResubscribe: Called after a lost subscription is restored.
     public init(candidates: [RedisConfiguration], channel: String,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 logger: Logger = Logger(label: "stash.redis.subscriber"),
                 onMessage: @escaping @Sendable (ByteBuffer) -> Void,
+                onLost: @escaping @Sendable () -> Void = {},
                 onResubscribe: @escaping @Sendable () -> Void) {
         precondition(!candidates.isEmpty, "a subscriber needs at least one server")
         self.candidates = candidates
@@ -49,8 +56,13 @@ public final class RedisSubscriber: Sendable {
         self.group = eventLoopGroup
         self.logger = logger
         self.onMessage = onMessage
+        self.onLost = onLost
         self.onResubscribe = onResubscribe
     }
+
+    /// The longest wait between two attempts to restore a lost subscription: 500 ms, or the
+    /// candidate's ``RedisConfiguration/maximumReconnectDelay`` when that is shorter.
+    public static var maximumResubscribeDelay: TimeAmount { .milliseconds(500) }
 
     /// Subscribes, waiting until the first server confirms, then keeps the subscription alive in the background.
     ///
@@ -112,7 +124,8 @@ public final class RedisSubscriber: Sendable {
             try? await connection.channel.closeFuture.get()
             if state.withLock({ $0.stopped }) || Task.isCancelled { return }
             logger.warning("Redis subscription lost; resubscribing", metadata: ["channel": "\(channel)"])
-            var delay = candidates[index].initialReconnectDelay
+            onLost()
+            var delay = min(candidates[index].initialReconnectDelay, Self.maximumResubscribeDelay)
             while true {
                 if state.withLock({ $0.stopped }) || Task.isCancelled { return }
                 do {
@@ -123,7 +136,8 @@ public final class RedisSubscriber: Sendable {
                 } catch {
                     index = (index + 1) % candidates.count
                     try? await Task.sleep(nanoseconds: UInt64(max(delay.nanoseconds, 10_000_000)))
-                    delay = min(candidates[index].maximumReconnectDelay, .nanoseconds(delay.nanoseconds * 2))
+                    delay = min(candidates[index].maximumReconnectDelay, Self.maximumResubscribeDelay,
+                                .nanoseconds(delay.nanoseconds * 2))
                 }
             }
         }

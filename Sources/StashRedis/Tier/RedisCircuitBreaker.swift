@@ -61,6 +61,17 @@ final class RedisCircuitBreaker: Sendable {
         }
     }
 
+    /// Lets the next call through as a probe at once when the breaker is open: for a sign,
+    /// from outside the calls, that Redis answers again (the invalidation subscription
+    /// restored). Does nothing when closed or when a probe is already under way.
+    func allowProbeNow() {
+        state.withLock { state in
+            guard state.phase == .open else { return }
+            state.phase = .halfOpen
+            state.probeInFlight = false
+        }
+    }
+
     /// Records a call that reached Redis and got an answer (any answer, error replies included).
     func recordSuccess() {
         let outage: Int64? = state.withLock { state in

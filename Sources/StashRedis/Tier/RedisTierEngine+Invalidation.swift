@@ -3,20 +3,14 @@ import NIOCore
 import Stash
 
 extension RedisTierEngine {
-    /// `PUBLISH` of an invalidation: `k` or `a`, this instance's id, a newline, then the key.
-    func invalidationCommand(_ invalidation: RemoteInvalidation) -> RedisCommand {
+    /// `PUBLISH` of an invalidation of `key`, or of every key when `key` is `nil`: `k` or `a`,
+    /// this instance's id, a newline, then the key.
+    func invalidationCommand(forKey key: String?) -> RedisCommand {
         var message = ByteBuffer()
-        switch invalidation {
-        case .key(let key):
-            message.writeStaticString("k")
-            message.writeString(instanceID)
-            message.writeStaticString("\n")
-            message.writeString(key)
-        case .all:
-            message.writeStaticString("a")
-            message.writeString(instanceID)
-            message.writeStaticString("\n")
-        }
+        message.writeStaticString(key == nil ? "a" : "k")
+        message.writeString(instanceID)
+        message.writeStaticString("\n")
+        if let key { message.writeString(key) }
         return RedisCommand("PUBLISH", [.string(channel), .bytes(message)])
     }
 
@@ -53,7 +47,13 @@ extension RedisTierEngine {
             onMessage: { message in
                 if let invalidation = Self.parseInvalidation(message, ownID: ownID) { handler(invalidation) }
             },
-            onResubscribe: { handler(.all) })
+            onLost: { handler(.subscriptionLost) },
+            onResubscribe: { [breaker] in
+                // Redis answers again: the next call probes it now instead of after the rest of
+                // the breaker's cool-down, so the cache's repairs and sharing resume at once.
+                breaker.allowProbeNow()
+                handler(.all)
+            })
         try await newSubscriber.start()
         let previous = subscriber.withLock { subscriber in
             defer { subscriber = newSubscriber }

@@ -106,7 +106,7 @@ final class RedisTierEngine: Sendable {
         var payload = ByteBufferAllocator().buffer(capacity: try payloadSize(of: encoded, key: key))
         writePayload(encoded, expiry: expiry, into: &payload)
         var commands = [setCommand(key, payload, expiry: expiry)]
-        if publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
+        if publishesInvalidations { commands.append(invalidationCommand(forKey: key)) }
         try await callPipeline(commands)
     }
 
@@ -128,7 +128,7 @@ final class RedisTierEngine: Sendable {
             let length = Self.headerSize + bytes.count
             commands.append(setCommand(key, payloads.getSlice(at: offset, length: length)!, expiry: expiry))
             offset += length
-            if publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
+            if publishesInvalidations { commands.append(invalidationCommand(forKey: key)) }
         }
         try await call { executor throws(RedisError) in
             for result in await executor.send(pipeline: commands) { if case .failure(let error) = result { throw error } }
@@ -149,7 +149,7 @@ final class RedisTierEngine: Sendable {
     func removeValue(forKey key: String) async throws(RedisError) -> Bool {
         let redisKey = self.redisKey(key)
         var commands = [RedisCommand("UNLINK", key: redisKey, [.string(redisKey)])]
-        if publishesInvalidations { commands.append(invalidationCommand(.key(key))) }
+        if publishesInvalidations { commands.append(invalidationCommand(forKey: key)) }
         return try await callPipeline(commands).integer == 1
     }
 
@@ -168,7 +168,7 @@ final class RedisTierEngine: Sendable {
             }
         }
         if publishesInvalidations {
-            let command = invalidationCommand(.all)
+            let command = invalidationCommand(forKey: nil)
             _ = try await call { executor throws(RedisError) in try await executor.send(command) }
         }
     }

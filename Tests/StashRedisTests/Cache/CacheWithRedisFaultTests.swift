@@ -139,6 +139,124 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await client.close()
     }
 
+    /// A cache (memory, disk, Redis) for the restart tests, with the tier's breaker on `breakerClock`
+    /// and a subscription that retries every 500 ms (`faultTestConfiguration` retries at once), so
+    /// that a call made as soon as Redis is back reaches it before the subscription does.
+    private func restartTestCache(
+        _ server: RedisServerProcess, _ client: RedisClient, breakerClock: ManualClock, directory: TemporaryDirectory
+    ) throws -> (Cache<String>, RedisCacheTier<String>) {
+        var subscription = server.faultTestConfiguration
+        subscription.initialReconnectDelay = RedisSubscriber.maximumResubscribeDelay
+        subscription.maximumReconnectDelay = RedisSubscriber.maximumResubscribeDelay
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "restart:"),
+                                  subscribeOn: [subscription], clock: breakerClock, logger: Logger(label: "tier"))
+        let cache = try Cache<String>(
+            memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
+            logger: Logger(label: "cache"))
+        return (cache, tier)
+    }
+
+    /// The writes an instance made while Redis was down outlive Redis's restart from its
+    /// append-only file, whichever comes first once it is back: a call that succeeds (which
+    /// starts the repair of the stale keys) or the subscription's return (whose invalidation of
+    /// everything drops all the rest). Issue #28, case 1: the repair used to come first,
+    /// removing the keys from Redis and clearing their marks, and the invalidation of
+    /// everything then dropped them from the local tiers: every outage write was lost.
+    func testOutageWritesSurviveARestartWhenARepairPrecedesTheSubscription() async throws {
+        try RedisRequirement.requireServer()
+        let server = try RedisServerProcess.start(["--appendonly", "yes", "--appendfsync", "always"])
+        defer { server.stop() }
+        let client = RedisClient(configuration: server.faultTestConfiguration)
+        let breakerClock = ManualClock()
+        let directory = try TemporaryDirectory(prefix: "stash-redis-restart")
+        let (cache, tier) = try restartTestCache(server, client, breakerClock: breakerClock, directory: directory)
+        await cache.waitUntilReceivingInvalidations()
+        let applied = cache.recordAppliedInvalidations()
+        let keys = (0..<10).map { "k\($0)" }
+        for key in keys { try await cache.setValue("before", forKey: key) }
+
+        server.kill()
+        await fulfillment(of: [applied.expectation(for: .subscriptionLost)], timeout: defaultWaitTimeoutSeconds)
+        for key in keys { try await cache.setValue("outage", forKey: key) }
+        XCTAssertEqual(cache.remoteLink?.hasStaleKeys, true)
+
+        // Back with its append-only file ("before" everywhere). A call succeeds before the
+        // subscription returns (it retries every 500 ms at most): the repair must wait for it.
+        try server.launch()
+        // Calls straight to the tier first, until ten in a row get through: the pool then holds
+        // no connection to the killed server, and the cache's own call below, and a repair it
+        // would start, reach Redis at once.
+        var answered = 0
+        for _ in 0..<200 where answered < 10 {
+            breakerClock.advance(by: .seconds(5))
+            do {
+                _ = try await tier.entry(forKey: "probe")
+                answered += 1
+            } catch {
+                answered = 0
+            }
+        }
+        XCTAssertEqual(answered, 10)
+        let probe = try await cache.value(forKey: "probe")
+        XCTAssertNil(probe)
+        XCTAssertEqual(applied.received.filter { $0 == .all }, [], "the subscription is not back yet")
+        await fulfillment(of: [applied.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
+        try await yield(until: { cache.remoteLink?.hasStaleKeys == false })
+
+        for key in keys {
+            let local = try await cache.value(forKey: key)
+            XCTAssertEqual(local, "outage", "\(key): the instance reads its own last write")
+            let shared = try await tier.entry(forKey: key)?.value
+            XCTAssertNil(shared, "\(key): Redis holds nothing older than the last write")
+        }
+        await tier.close()
+        await client.close()
+    }
+
+    /// The subscription's return is a sign that Redis answers: the tier's breaker lets a probe
+    /// through at once instead of after the rest of its cool-down, so the stale keys are
+    /// repaired and another instance stops reading the restarted server's older copies without
+    /// any call of this instance's and without the breaker's clock moving. Issue #28, case 2,
+    /// for a writer that is alive.
+    func testTheSubscriptionsReturnRepairsAtOnceAndOtherInstancesStopReadingOlderCopies() async throws {
+        try RedisRequirement.requireServer()
+        let server = try RedisServerProcess.start(["--appendonly", "yes", "--appendfsync", "always"])
+        defer { server.stop() }
+        let client = RedisClient(configuration: server.faultTestConfiguration)
+        let otherClient = RedisClient(configuration: server.faultTestConfiguration)
+        let directory = try TemporaryDirectory(prefix: "stash-redis-restart")
+        let otherDirectory = try TemporaryDirectory(prefix: "stash-redis-restart-other")
+        let (writer, writerTier) = try restartTestCache(server, client, breakerClock: ManualClock(), directory: directory)
+        let (reader, readerTier) = try restartTestCache(
+            server, otherClient, breakerClock: ManualClock(), directory: otherDirectory)
+        await writer.waitUntilReceivingInvalidations()
+        await reader.waitUntilReceivingInvalidations()
+        let applied = writer.recordAppliedInvalidations()
+        let keys = (0..<10).map { "k\($0)" }
+        for key in keys { try await writer.setValue("before", forKey: key) }
+
+        server.kill()
+        await fulfillment(of: [applied.expectation(for: .subscriptionLost)], timeout: defaultWaitTimeoutSeconds)
+        for key in keys { try await writer.setValue("outage", forKey: key) }
+        try await yield(until: { writerTier.engine.breaker.phase == .open })
+
+        try server.launch()
+        await fulfillment(of: [applied.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
+        try await yield(until: { writer.remoteLink?.hasStaleKeys == false })
+        XCTAssertEqual(writerTier.engine.breaker.phase, .closed, "closed by the probe the subscription let through")
+
+        for key in keys {
+            let own = try await writer.value(forKey: key)
+            XCTAssertEqual(own, "outage", key)
+            let other = try await reader.value(forKey: key)
+            XCTAssertNil(other, "\(key): the restarted server's older copy is gone; the other instance misses")
+        }
+        await writerTier.close()
+        await readerTier.close()
+        await client.close()
+        await otherClient.close()
+    }
+
     /// Redis restarted, answering once and then failing again: one outage for
     /// the cache, ended only by a success a quiet second after its last failure.
     func testARestartThatAnswersOnceAndFailsAgainIsOneOutage() async throws {

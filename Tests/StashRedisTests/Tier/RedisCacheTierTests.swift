@@ -230,7 +230,7 @@ final class RedisCacheTierTests: XCTestCase {
     func testInvalidationMessagesParse() {
         let tier = makeTier()
         var message = ByteBuffer()
-        RESPEncoder.write(tier.engine.invalidationCommand(.key("a|b\nc")), into: &message)
+        RESPEncoder.write(tier.engine.invalidationCommand(forKey: "a|b\nc"), into: &message)
         XCTAssertEqual(RedisTierEngine.parseInvalidation(ByteBuffer(string: "kOTHER\na|b\nc"), ownID: tier.instanceID), .key("a|b\nc"))
         XCTAssertNil(RedisTierEngine.parseInvalidation(ByteBuffer(string: "k\(tier.instanceID)\nx"), ownID: tier.instanceID))
         XCTAssertEqual(RedisTierEngine.parseInvalidation(ByteBuffer(string: "aOTHER\n"), ownID: tier.instanceID), .all)
