@@ -12,7 +12,9 @@ import NIOCore
 ///
 /// Commands whose reply is late past the command timeout fail every pending
 /// command with `.timeout` and close the channel, since the replies' order can no
-/// longer be trusted. A decoding error or a closed channel fails every pending
+/// longer be trusted. One timer, armed for the oldest pending command's deadline
+/// and moved on to the next one's when it fires, so a command fails at its
+/// deadline (plus the event loop's latency), and an idle connection has no timer. A decoding error or a closed channel fails every pending
 /// command too; the commands of a pipeline that were already answered keep their
 /// replies. Messages of a subscribed connection (RESP2 `message`/`pmessage`
 /// arrays) and RESP3 pushes go to ``onMessage`` instead, except a push confirming
@@ -71,22 +73,14 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     /// The outcomes so far of the request at the head of `pending`, when it is several commands.
     private var headOutcomes: [Outcome] = []
     private let commandTimeout: TimeAmount
-    private var timeoutCheck: RepeatedTask?
+    /// Fires at the oldest pending command's deadline, or later; `nil` while nothing is pending.
+    private var timeoutCheck: Scheduled<Void>?
     private var failure: RedisError?
     /// Called on the event loop for each pub/sub message.
     var onMessage: ((RESPValue) -> Void)?
 
     init(commandTimeout: TimeAmount) {
         self.commandTimeout = commandTimeout
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let interval = TimeAmount.nanoseconds(max(commandTimeout.nanoseconds / 4, 1_000_000))
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timeoutCheck = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
-            let (handler, context) = loopBound.value
-            handler.checkTimeouts(context: context)
-        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -103,7 +97,8 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             promise?.fail(failure)
             return
         }
-        pending.append(Pending(count: request.count, replies: request.replies, deadline: .now() + commandTimeout))
+        pending.append(Pending(count: request.count, replies: request.replies, deadline: context.eventLoop.now + commandTimeout))
+        if timeoutCheck == nil { scheduleTimeoutCheck(context: context) }
         context.write(Self.wrapOutboundOut(request.bytes), promise: promise)
     }
 
@@ -164,8 +159,26 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
+    /// Arms the timer for the oldest pending command's deadline (its deadline is the earliest:
+    /// every command gets the same timeout, in the order they are written).
+    private func scheduleTimeoutCheck(context: ChannelHandlerContext) {
+        guard failure == nil, let first = pending.first else { return }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timeoutCheck = context.eventLoop.scheduleTask(deadline: first.deadline) {
+            let (handler, context) = loopBound.value
+            handler.checkTimeouts(context: context)
+        }
+    }
+
+    /// Fails everything if the oldest pending command is past its deadline; otherwise arms the
+    /// timer for it (the command the timer was armed for has been answered since).
     private func checkTimeouts(context: ChannelHandlerContext) {
-        guard let first = pending.first, first.deadline < .now() else { return }
+        timeoutCheck = nil
+        guard let first = pending.first else { return }
+        guard first.deadline <= context.eventLoop.now else {
+            scheduleTimeoutCheck(context: context)
+            return
+        }
         let milliseconds = commandTimeout.nanoseconds / 1_000_000
         fail(context: context, RedisError(.timeout, "no reply within the command timeout (\(milliseconds) ms)"))
     }

@@ -47,5 +47,33 @@ final class RedisCommandHandlerTests: XCTestCase {
         XCTAssertEqual(reply(), bulk("v"))
         _ = try channel.finish()
     }
+
+    /// A command fails at its deadline, not at the next of a periodic check's ticks (issue #28:
+    /// checked every quarter of the timeout, a hung command waited up to 1.25 times it), and a
+    /// reply moves the timer on to the next command's deadline.
+    func testACommandTimesOutAtItsDeadline() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(handler: RedisCommandHandler(commandTimeout: .milliseconds(1000)), loop: loop)
+        let first = try send(RedisCommand("GET", key: "a", ["a"]), on: channel)
+        loop.advanceTime(by: .milliseconds(400))
+        let promise = loop.makePromise(of: RESPValue.self)
+        let outcome = LockedValue<Result<RESPValue, any Error>?>(nil)
+        promise.futureResult.whenComplete { result in outcome.withLock { $0 = result } }
+        try channel.writeOutbound(RedisCommandHandler.Request(
+            bytes: RESPEncoder.encode([RedisCommand("GET", key: "b", ["b"])], allocator: channel.allocator),
+            count: 1, replies: .promise(promise)))
+
+        loop.advanceTime(by: .milliseconds(500))  // 900 ms: the first is answered in time
+        try channel.writeInbound(bulk("1"))
+        XCTAssertEqual(first(), bulk("1"))
+        loop.advanceTime(by: .milliseconds(499))  // 1,399 ms: the second has 1 ms left
+        XCTAssertNil(outcome.withLock { $0 })
+        loop.advanceTime(by: .milliseconds(1))  // 1,400 ms: the second's deadline
+        guard case .failure(let error as RedisError)? = outcome.withLock({ $0 }) else {
+            return XCTFail("the second command did not fail at its deadline: \(String(describing: outcome.withLock { $0 }))")
+        }
+        XCTAssertEqual(error.code, .timeout)
+        _ = try? channel.finish()
+    }
 }
 #endif  // Redis
