@@ -35,9 +35,9 @@ extension CacheClock {
 }
 
 extension Duration {
-    /// The duration in whole nanoseconds, clamped to `Int64`'s range.
+    /// The duration in whole nanoseconds, clamped to `Int64`'s range. `package`, for StashRedis's breaker.
     @usableFromInline
-    var nanosecondsClamped: Int64 {
+    package var nanosecondsClamped: Int64 {
         let (seconds, attoseconds) = components
         let (secondNanos, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

@@ -21,8 +21,11 @@ extension RedisCacheTier {
         /// Consecutive failures to reach Redis after which the circuit breaker
         /// opens. Default 3: one lost packet should not take the tier offline.
         public var failureThreshold: Int
-        /// How long the open breaker fails calls fast before letting one probe
-        /// through. Default 5 seconds.
+        /// The longest the open breaker fails calls fast before letting one probe
+        /// through. Default 1 second. The first probe comes after an eighth of it
+        /// (125 ms), and the wait doubles after each failed probe up to it: callers
+        /// share again within a probe's wait of Redis answering (at most this long),
+        /// and a long outage costs one probe per this duration. Negative counts as zero.
         public var openDuration: Duration
 
         /// Creates a configuration with the defaults above.
@@ -34,7 +37,7 @@ extension RedisCacheTier {
             self.publishesInvalidations = true
             self.maximumValueSize = 512 * 1024 * 1024
             self.failureThreshold = 3
-            self.openDuration = .seconds(5)
+            self.openDuration = .seconds(1)
         }
 
         /// The channel actually used.

@@ -34,8 +34,10 @@ import Stash
 ///
 /// **Faults.** Each call either reaches Redis or throws. After
 /// ``Configuration/failureThreshold`` consecutive failures to reach it, calls
-/// throw `.unavailable` at once for ``Configuration/openDuration``, then one probe
-/// is let through. The outage is logged once when it starts and once when it ends.
+/// throw `.unavailable` at once until one probe is let through: after 125 ms, then
+/// after twice as long each time a probe fails, up to ``Configuration/openDuration``
+/// (1 s), and at once when the invalidation subscription comes back. The outage is
+/// logged once when it starts and once when it ends.
 ///
 /// **Speed.** The tier is a thin facade over a non-generic engine that does the
 /// keys, the format and the commands; only the codec runs generic code. The

@@ -5,6 +5,12 @@ import Stash
 /// Stops calling Redis after consecutive failures, then lets one probe through
 /// after a cool-down (closed → open → half-open → closed).
 ///
+/// The cool-down starts at an eighth of `openDuration` and doubles after each
+/// failed probe, up to `openDuration`: a short outage ends for the callers soon
+/// after Redis answers again, and a long one costs at most one probe per
+/// `openDuration`. (With the default 1 s: probes 125 ms, 375 ms, 875 ms, 1.875 s,
+/// 2.875 s… after opening.)
+///
 /// While open, calls fail at once with `.unavailable` instead of each paying a
 /// connect or command timeout. The outage is logged once when the breaker
 /// opens and once when it closes again, never per call.
@@ -21,12 +27,16 @@ final class RedisCircuitBreaker: Sendable {
         var phase = Phase.closed
         var consecutiveFailures = 0
         var openedAt: Int64 = 0
+        /// How long to stay open this time: grows with each failed probe.
+        var coolDown: Int64 = 0
         var outageStartedAt: Int64 = 0
         var probeInFlight = false
     }
 
     let failureThreshold: Int
     let openDuration: Duration
+    /// The first cool-down and the longest, in nanoseconds.
+    private let firstCoolDown: Int64, longestCoolDown: Int64
     private let clock: any CacheClock
     private let logger: Logger
     private let state = LockedValue(State())
@@ -34,6 +44,8 @@ final class RedisCircuitBreaker: Sendable {
     init(failureThreshold: Int, openDuration: Duration, clock: any CacheClock, logger: Logger) {
         self.failureThreshold = max(1, failureThreshold)
         self.openDuration = openDuration
+        longestCoolDown = max(0, openDuration.nanosecondsClamped)
+        firstCoolDown = longestCoolDown / 8
         self.clock = clock
         self.logger = logger
     }
@@ -49,7 +61,7 @@ final class RedisCircuitBreaker: Sendable {
             case .closed:
                 return true
             case .open:
-                guard clock.nanosecondsNow - state.openedAt >= openDuration.nanosecondsClampedForBreaker else { return false }
+                guard clock.nanosecondsNow - state.openedAt >= state.coolDown else { return false }
                 state.phase = .halfOpen
                 state.probeInFlight = true
                 return true
@@ -99,9 +111,15 @@ final class RedisCircuitBreaker: Sendable {
                 state.phase = .open
                 state.openedAt = now
                 state.outageStartedAt = now
+                state.coolDown = firstCoolDown
                 return true
-            case .halfOpen, .open:
+            case .halfOpen:
+                // The probe failed: wait twice as long before the next one.
                 state.phase = .open
+                state.openedAt = now
+                state.coolDown = min(state.coolDown.multipliedClamped(by: 2), longestCoolDown)
+                return false
+            case .open:
                 state.openedAt = now
                 return false
             }
@@ -120,16 +138,6 @@ final class RedisCircuitBreaker: Sendable {
         default:
             return false
         }
-    }
-}
-
-extension Duration {
-    /// The duration in nanoseconds, saturating at `Int64.max`.
-    var nanosecondsClampedForBreaker: Int64 {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? 0 : .max }
-        return whole &+ attoseconds / 1_000_000_000
     }
 }
 #endif  // Redis
