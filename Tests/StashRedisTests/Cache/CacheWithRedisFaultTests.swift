@@ -139,6 +139,54 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await client.close()
     }
 
+    /// Redis frozen (SIGSTOP: connections open, nothing answers) in the middle of a burst, then
+    /// resumed: no call fails, the breaker opens and closes once, the writes made meanwhile are
+    /// all kept, and Redis ends with the last write of each key or nothing (issue #28, a hung Redis).
+    func testRedisFrozenAndResumedDuringABurst() async throws {
+        try RedisRequirement.requireServer()
+        let server = try RedisServerProcess.start()
+        defer { server.stop() }
+        let client = RedisClient(configuration: server.faultTestConfiguration)
+        let breakerClock = ManualClock()
+        let tierLogs = LogRecorder()
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "frozen:"),
+                                  clock: breakerClock, logger: tierLogs.logger)
+        let directory = try TemporaryDirectory(prefix: "stash-redis-frozen")
+        let cache = try Cache<String>(
+            memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
+            logger: Logger(label: "cache"))
+        await cache.waitUntilReceivingInvalidations()
+        let burst = Burst(cache: cache)
+        let running = Task { await burst.run() }
+
+        await fulfillment(of: [burst.progress.expectation(reaching: 300)], timeout: defaultWaitTimeoutSeconds)
+        server.pause()
+        let atPause = burst.progress.count
+        await fulfillment(of: [burst.progress.expectation(reaching: atPause + 600)], timeout: defaultWaitTimeoutSeconds)
+        XCTAssertEqual(tier.engine.breaker.phase, .open, "the breaker stops paying timeouts")
+
+        server.resume()
+        burst.writing.withLock { $0 = false }
+        breakerClock.advance(by: .seconds(1))
+        try await yield(until: { tier.engine.breaker.phase == .closed && cache.remoteLink?.hasStaleKeys == false })
+        let atResume = burst.progress.count
+        await fulfillment(of: [burst.progress.expectation(reaching: atResume + 300)], timeout: defaultWaitTimeoutSeconds)
+        burst.stop.withLock { $0 = true }
+        await running.value
+
+        XCTAssertEqual(burst.failures.withLock { $0 }, [], "no call failed and no caller saw a value older than one it had seen")
+        for (key, version) in burst.lastWritten.withLock({ $0 }) {
+            let local = try await cache.value(forKey: key)
+            XCTAssertEqual(local, String(version), key)
+            let shared = try await tier.entry(forKey: key)?.value
+            XCTAssertTrue(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
+        }
+        XCTAssertEqual(tierLogs.count(atLeast: .error), 1, "the breaker opened once: \(tierLogs.messages(at: .error))")
+        XCTAssertEqual(tierLogs.messages(at: .info).count, 1, "and closed once")
+        await tier.close()
+        await client.close()
+    }
+
     /// A cache (memory, disk, Redis) for the restart tests, with the tier's breaker on `breakerClock`
     /// and a subscription that retries every 500 ms (`faultTestConfiguration` retries at once), so
     /// that a call made as soon as Redis is back reaches it before the subscription does.

@@ -115,6 +115,19 @@ final class RedisServerProcess: @unchecked Sendable {
         (process.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
     }
 
+    /// Freezes the server (SIGSTOP): its connections stay open and nothing answers, as on a
+    /// hung machine, until ``resume()``.
+    func pause() {
+        guard let process, process.isRunning else { return }
+        signalProcess(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a paused server run again (SIGCONT).
+    func resume() {
+        guard let process, process.isRunning else { return }
+        signalProcess(process.processIdentifier, SIGCONT)
+    }
+
     /// Stops the server and waits for it to exit.
     func stop() {
         kill()
@@ -189,6 +202,11 @@ extension RedisServerProcess {
 }
 /// `kill(pid, SIGKILL)`, under a name that the types' own `kill()` methods do not shadow.
 func killProcess(_ pid: pid_t) {
-    kill(pid, SIGKILL)
+    signalProcess(pid, SIGKILL)
+}
+
+/// `kill(pid, signal)`, under a name that the types' own `kill()` methods do not shadow.
+func signalProcess(_ pid: pid_t, _ signal: Int32) {
+    kill(pid, signal)
 }
 #endif  // Redis
