@@ -2,7 +2,8 @@
 # StashRedis beside redis-benchmark, on the same redis-server, in the same run:
 # GET and SET of 100-byte values at 50 concurrent clients, pipelining off and 16,
 # interleaved ROUNDS times (default 5); prints the medians and the ratios, then
-# the invalidation latency from one tier instance to another (p50, p99), and a
+# the invalidation latency from one tier instance to another (p50, p99), the same through two
+# Caches (until the reader stops serving the old value, with the writer's own call beside it), and a
 # Cache read that hits its memory tier beside a plain MemoryCache hit.
 # The tier's SET carries the value's time to live (`PX`), which costs the server
 # more than redis-benchmark's plain SET; redis-benchmark's rate for `SET … PX` is
@@ -74,6 +75,8 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "invalidation latency, one instance to another (2000 samples, loopback):"
 "$BENCH" invalidation "$PORT" 2000
+echo "invalidation through Cache (memory + disk + Redis), writer's setValue to the reader no longer serving the old value (1000 samples):"
+"$BENCH" cache-invalidation "$PORT" 1000
 echo
 echo "a Cache (memory + Redis) read that hits memory, beside a MemoryCache hit (ns per hit, medians of 15 interleaved rounds):"
 "$BENCH" memory-hit "$PORT" 15

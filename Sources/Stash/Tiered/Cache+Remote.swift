@@ -160,12 +160,18 @@ extension Cache {
                 remoteLink?.didApply(invalidation)
                 return
             }
+            // Memory at once, here, before any disk work: from now on no read serves the old
+            // value, since reads skip the disk for a key whose invalidation is under way.
+            stripes.beginInvalidation(of: key) {
+                loadTickets.withLock { $0.void(key) }
+                memory?.removeValue(forKey: key)
+            }
             Task {
-                // A disk failure leaves the disk's copy; memory's goes either way.
+                // A disk failure leaves the disk's copy, readable again once the invalidation ends.
                 _ = try? await disk.run { [self] () throws(StashError) in
-                    try stripes.withChange(for: key) { () throws(StashError) in
-                        loadTickets.withLock { $0.void(key) }
-                        defer { memory?.removeValue(forKey: key) }
+                    try stripes.endInvalidation(of: key) { () throws(StashError) in
+                        // Memory is left alone: since the mark, only this instance's own writes,
+                        // newer than the invalidation, can have put the key there.
                         _ = try disk.removeValue(forKey: key)
                     }
                 }

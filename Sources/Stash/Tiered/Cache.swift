@@ -264,7 +264,8 @@ public final class Cache<Value: Sendable>: Sendable {
     @usableFromInline
     func valueBelowMemory(forKey key: String) throws(StashError) -> Value? {
         guard let disk else { return nil }
-        return try stripes.withLock(for: key) { () throws(StashError) -> Value? in
+        // Not while an invalidation of the key is under way: its disk copy is the old value.
+        return try stripes.withLockUnlessInvalidating(for: key) { () throws(StashError) -> Value? in
             // Another thread may have promoted or written the key while this one waited. The
             // caller has counted its memory miss already.
             if let hit = memory?.uncountedValue(forKey: key) {

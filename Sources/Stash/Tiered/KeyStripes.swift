@@ -8,13 +8,21 @@
 /// invalidation of a key of that stripe happened meanwhile, so a slow read can
 /// never put an older value over a newer write.
 ///
+/// A stripe also holds the keys whose invalidation is under way: dropped from
+/// memory at once, still on disk until the disk tier's queue gets to them.
+/// Reads skip the disk for those keys (``withLockUnlessInvalidating(for:_:)``),
+/// so that no caller reads the old value from disk meanwhile.
+///
 /// Thread-safety: every member may be called from any thread.
 final class KeyStripes: Sendable {
     /// A lock and the count of changes made while holding it.
     private final class Stripe: @unchecked Sendable {
-        // @unchecked Sendable: `generation` is only read or written with `lock` held.
+        // @unchecked Sendable: `generation` and `invalidating` are only read or written with
+        // `lock` held.
         let lock = Lock()
         var generation: UInt64 = 0
+        /// Each key whose invalidation has begun and not ended, with how many have (usually 1).
+        var invalidating: [String: Int] = [:]
     }
 
     private let stripes: [Stripe]
@@ -43,6 +51,46 @@ final class KeyStripes: Sendable {
         defer { stripe.lock.unlock() }
         stripe.generation &+= 1
         return try body()
+    }
+
+    /// Runs `body` holding `key`'s stripe lock, unless an invalidation of `key` is under way
+    /// (between ``beginInvalidation(of:_:)`` and ``endInvalidation(of:_:)``): then returns `nil`
+    /// without running it. For reads of the disk tier.
+    func withLockUnlessInvalidating<Result>(
+        for key: String, _ body: () throws(StashError) -> Result?
+    ) throws(StashError) -> Result? {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        guard stripe.invalidating.isEmpty || stripe.invalidating[key] == nil else { return nil }
+        return try body()
+    }
+
+    /// Begins an invalidation of `key`: counts a change of its stripe, marks the key, and runs
+    /// `body` (dropping it from memory) holding the stripe lock. Every call is followed by one
+    /// ``endInvalidation(of:_:)``.
+    func beginInvalidation(of key: String, _ body: () -> Void) {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer { stripe.lock.unlock() }
+        stripe.generation &+= 1
+        stripe.invalidating[key, default: 0] += 1
+        body()
+    }
+
+    /// Ends an invalidation of `key`: runs `body` (dropping it from disk) holding the stripe lock,
+    /// counted as a change of the stripe, then unmarks the key, also when `body` throws.
+    func endInvalidation(of key: String, _ body: () throws(StashError) -> Void) throws(StashError) {
+        let stripe = stripe(for: key)
+        stripe.lock.lock()
+        defer {
+            if let count = stripe.invalidating[key] {
+                stripe.invalidating[key] = count > 1 ? count - 1 : nil
+            }
+            stripe.lock.unlock()
+        }
+        stripe.generation &+= 1
+        try body()
     }
 
     /// The number of changes of `key`'s stripe so far.

@@ -5,10 +5,12 @@
 //
 //   stash-redis-bench throughput PORT MODE(get|set) LAYER(client|tier) CLIENTS PIPELINE REQUESTS
 //   stash-redis-bench invalidation PORT SAMPLES
+//   stash-redis-bench cache-invalidation PORT SAMPLES
 //   stash-redis-bench memory-hit PORT ROUNDS
 //   stash-redis-bench decode MEGABYTES… [--rounds N] [--read BYTES]   (no server: DecodeBench.swift)
 //
-// Prints one line: `rps=<requests per second>`, `p50_us=<..> p99_us=<..>`, or (memory-hit)
+// Prints one line: `rps=<requests per second>`, `p50_us=<..> p99_us=<..>` (for cache-invalidation,
+// also the writer's own call and the time from its return), or (memory-hit)
 // the median nanoseconds per hit of a plain MemoryCache, of `Cache` with a Redis tier
 // (its async and its synchronous `value(forKey:)`) hitting its memory tier, and the ratios.
 import Foundation
@@ -41,7 +43,7 @@ if arguments.count >= 2, arguments[1] == "decode" {
     exit(0)
 }
 guard arguments.count >= 3, let port = Int(arguments[2]) else {
-    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | memory-hit PORT ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
+    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | cache-invalidation PORT SAMPLES | memory-hit PORT ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
     exit(2)
 }
 
@@ -142,6 +144,9 @@ case "invalidation":
     await reader.close()
     await writerClient.close()
     await readerClient.close()
+
+case "cache-invalidation":
+    try await runCacheInvalidationBench(configuration: configuration, samples: Int(arguments[3])!)
 
 case "memory-hit":
     // A read through `Cache` (memory + Redis) that hits memory, beside a plain MemoryCache hit:
