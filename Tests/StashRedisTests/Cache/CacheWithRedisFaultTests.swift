@@ -34,6 +34,18 @@ final class CacheWithRedisFaultTests: XCTestCase {
             }
         }
 
+        /// Every key's last write is what the cache reads (the local tiers kept every write), and
+        /// Redis holds that write or nothing, never an older one.
+        func checkEveryLastWrite(in tier: RedisCacheTier<String>) async throws {
+            for (key, version) in lastWritten.withLock({ $0 }) {
+                let local = try await cache.value(forKey: key)
+                XCTAssertEqual(local, String(version), key)
+                let shared = try await tier.entry(forKey: key)?.value
+                XCTAssertTrue(shared == nil || shared == String(version),
+                              "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
+            }
+        }
+
         private func work(_ worker: Int) async {
             var generator = SeededGenerator(seed: UInt64(worker) + 17)
             var seen: [String: Int] = [:]
@@ -109,19 +121,12 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await running.value
 
         XCTAssertEqual(burst.failures.withLock { $0 }, [], "no call failed and no caller saw a value older than one it had seen")
-        // Every write reached the local tiers, and the invalidation of everything
-        // kept the keys Redis was missing: the last version of each key is served.
-        for (key, version) in burst.lastWritten.withLock({ $0 }) {
-            let read = try await cache.value(forKey: key)
-            XCTAssertEqual(read, String(version), key)
-        }
-        // Redis no longer holds a copy older than the cache's: each key is gone or current.
+        // Every write reached the local tiers, and the invalidation of everything kept the keys
+        // Redis was missing: once they are repaired, the last version of each key is served, and
+        // Redis holds no copy older than the cache's (each key is gone or current).
         try RedisClusterProcesses.waitUntil("the stale keys are removed from Redis") { cache.remoteLink?.hasStaleKeys == false }
         XCTAssertEqual(tier.engine.breaker.phase, .closed)
-        for (key, version) in burst.lastWritten.withLock({ $0 }) {
-            let shared = try await tier.entry(forKey: key)?.value
-            XCTAssertTrue(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
-        }
+        try await burst.checkEveryLastWrite(in: tier)
         // The outage ends at the first success a quiet second after its last failure: until then,
         // a restarted server that answers once and fails again is the same outage.
         XCTAssertEqual(cacheLogs.messages(at: .info).count, 0, "not over before the quiet second")
@@ -175,12 +180,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await running.value
 
         XCTAssertEqual(burst.failures.withLock { $0 }, [], "no call failed and no caller saw a value older than one it had seen")
-        for (key, version) in burst.lastWritten.withLock({ $0 }) {
-            let local = try await cache.value(forKey: key)
-            XCTAssertEqual(local, String(version), key)
-            let shared = try await tier.entry(forKey: key)?.value
-            XCTAssertTrue(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
-        }
+        try await burst.checkEveryLastWrite(in: tier)
         XCTAssertEqual(tierLogs.count(atLeast: .error), 1, "the breaker opened once: \(tierLogs.messages(at: .error))")
         XCTAssertEqual(tierLogs.messages(at: .info).count, 1, "and closed once")
         await tier.close()
