@@ -187,6 +187,79 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await client.close()
     }
 
+    /// One instance cut off from Redis (its connections reset, through a proxy the test controls)
+    /// while another still reaches it, then healed (issue #28, a network partition). Meanwhile the
+    /// cut-off instance serves its own writes; after, it keeps them, it reads what the other wrote
+    /// meanwhile (the invalidations it missed are made up by the invalidation of everything), and
+    /// Redis holds the last write of each key or nothing, so the other never reads the cut-off
+    /// instance's older copies.
+    func testAnInstanceCutOffFromRedisKeepsItsWritesAndTheFleetConvergesAfter() async throws {
+        try RedisRequirement.requireServer()
+        let server = try RedisServerProcess.start()
+        defer { server.stop() }
+        let proxy = try TCPProxy(to: server.port)
+        defer { proxy.stop() }
+        var throughProxy = server.faultTestConfiguration
+        throughProxy.port = proxy.port
+        let cutClient = RedisClient(configuration: throughProxy)
+        let otherClient = RedisClient(configuration: server.faultTestConfiguration)
+        let cutDirectory = try TemporaryDirectory(prefix: "stash-redis-cut")
+        let otherDirectory = try TemporaryDirectory(prefix: "stash-redis-other")
+        func makeCache(_ client: RedisClient, _ directory: TemporaryDirectory) throws -> (Cache<String>, RedisCacheTier<String>) {
+            let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "cut:"),
+                                      clock: ManualClock(), logger: Logger(label: "tier"))
+            let cache = try Cache<String>(
+                memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
+                logger: Logger(label: "cache"))
+            return (cache, tier)
+        }
+        let (cut, cutTier) = try makeCache(cutClient, cutDirectory)
+        let (other, otherTier) = try makeCache(otherClient, otherDirectory)
+        await cut.waitUntilReceivingInvalidations()
+        await other.waitUntilReceivingInvalidations()
+        let applied = cut.recordAppliedInvalidations(), appliedByOther = other.recordAppliedInvalidations()
+        let own = (0..<5).map { "own\($0)" }, others = (0..<5).map { "other\($0)" }
+        for key in own { try await cut.setValue("1", forKey: key) }
+        for key in others { try await other.setValue("1", forKey: key) }
+        for key in own + others {  // both instances hold every key locally
+            _ = try await cut.value(forKey: key)
+            _ = try await other.value(forKey: key)
+        }
+
+        proxy.cut()
+        await fulfillment(of: [applied.expectation(for: .subscriptionLost)], timeout: defaultWaitTimeoutSeconds)
+        for key in own { try await cut.setValue("2", forKey: key) }
+        for key in others { try await other.setValue("2", forKey: key) }
+        for key in own {
+            let read = try await cut.value(forKey: key)
+            XCTAssertEqual(read, "2", "\(key): the cut-off instance serves its own writes")
+        }
+
+        proxy.heal()
+        await fulfillment(of: [applied.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
+        try await yield(until: { cut.remoteLink?.hasStaleKeys == false })
+        // The repair's removals reach the other instance: the second invalidation of each key
+        // (the first was of the write before the cut).
+        await fulfillment(of: own.map { appliedByOther.expectation(for: .key($0), occurrence: 2) },
+                          timeout: defaultWaitTimeoutSeconds)
+        for key in own {
+            let mine = try await cut.value(forKey: key)
+            XCTAssertEqual(mine, "2", "\(key): kept by the instance that wrote it")
+            let theirs = try await other.value(forKey: key)
+            XCTAssertNotEqual(theirs, "1", "\(key): the other instance no longer serves the older value")
+            let shared = try await otherTier.entry(forKey: key)?.value
+            XCTAssertTrue(shared == nil || shared == "2", "\(key): Redis holds \(shared ?? "-")")
+        }
+        for key in others {
+            let read = try await cut.value(forKey: key)
+            XCTAssertEqual(read, "2", "\(key): the cut-off instance reads what the other wrote meanwhile")
+        }
+        await cutTier.close()
+        await otherTier.close()
+        await cutClient.close()
+        await otherClient.close()
+    }
+
     /// A cache (memory, disk, Redis) for the restart tests, with the tier's breaker on `breakerClock`
     /// and a subscription that retries every 500 ms (`faultTestConfiguration` retries at once), so
     /// that a call made as soon as Redis is back reaches it before the subscription does.
