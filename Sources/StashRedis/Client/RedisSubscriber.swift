@@ -60,9 +60,9 @@ public final class RedisSubscriber: Sendable {
         self.onResubscribe = onResubscribe
     }
 
-    /// The longest wait between two attempts to restore a lost subscription: 500 ms, or the
+    /// The longest wait between two attempts to restore a lost subscription: 200 ms, or the
     /// candidate's ``RedisConfiguration/maximumReconnectDelay`` when that is shorter.
-    public static var maximumResubscribeDelay: TimeAmount { .milliseconds(500) }
+    public static var maximumResubscribeDelay: TimeAmount { .milliseconds(200) }
 
     /// Subscribes, waiting until the first server confirms, then keeps the subscription alive in the background.
     ///

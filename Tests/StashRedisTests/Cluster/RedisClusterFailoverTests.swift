@@ -71,13 +71,7 @@ final class RedisClusterFailoverTests: XCTestCase {
         // restart hold for a fail-over).
         let kept = try await cache.value(forKey: "key0")
         XCTAssertEqual(kept, "during", "the instance reads its own write made during the fail-over")
-        try await yield(until: {
-            if cache.remoteLink?.hasStaleKeys == false { return true }
-            // What the next successful call would do (one repair at a time; a failed one ends, and
-            // the next check starts another).
-            cache.remoteLink?.repairStaleKeys()
-            return false
-        })
+        try await cache.waitUntilRepaired()
         let shared = try await fresh.value(forKey: "key0")
         XCTAssertNil(shared, "the cluster holds no copy older than the instance's write")
         for key in keys.dropFirst() {

@@ -1,4 +1,5 @@
 #if Redis
+import StashTestSupport
 import XCTest
 @testable import Stash
 
@@ -9,6 +10,20 @@ extension Cache {
         let recorder = InvalidationRecorder()
         remoteLink?.invalidationObserver = recorder.handler
         return recorder
+    }
+
+    /// Waits until no key is marked stale, bounded by ``defaultWaitTimeout``. Whenever no repair
+    /// is under way it starts one, as the cache's next successful call would: a repair that failed
+    /// (a command that timed out on a loaded machine) waits for such a call, and a test that makes
+    /// none would otherwise wait out the bound. `breakerClock`, when given, is moved a second on
+    /// each check, so that the tier's breaker lets a probe through.
+    func waitUntilRepaired(advancing breakerClock: ManualClock? = nil) async throws {
+        try await yield(until: {
+            guard remoteLink?.hasStaleKeys == true else { return true }
+            breakerClock?.advance(by: .seconds(1))
+            remoteLink?.repairStaleKeys()
+            return false
+        })
     }
 }
 #endif  // Redis
