@@ -76,6 +76,10 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     // MARK: - Reads and changes
 
     /// The shared entry for `key`; `nil` on a miss, a failure, or when the shared copy is stale.
+    ///
+    /// Read also while the subscription is lost: what it promotes then goes at the invalidation of
+    /// everything that comes with the subscription's return (after the tier has emptied a
+    /// restarted store, if it does).
     func entry(forKey key: String) async -> RemoteCacheEntry<Value>? {
         let trusted = state.withLock { !$0.everythingStale && $0.staleKeys[key] == nil }
         guard trusted else { return nil }

@@ -31,7 +31,7 @@ public final class RedisSubscriber: Sendable {
     private let logger: Logger
     private let onMessage: @Sendable (ByteBuffer) -> Void
     private let onLost: @Sendable () -> Void
-    private let onResubscribe: @Sendable () -> Void
+    private let onResubscribe: @Sendable () async -> Void
     private let state = LockedValue(State())
 
     /// Creates a subscriber; ``start()`` connects it.
@@ -43,13 +43,14 @@ public final class RedisSubscriber: Sendable {
     ///   - logger: Where a lost subscription is logged (once per loss). Default labelled `stash.redis.subscriber`.
     ///   - onMessage: Called with each message's payload.
     ///   - onLost: Called when the subscription drops, before any attempt to restore it. Default: nothing.
-    ///   - onResubscribe: Called after a lost subscription is restored.
+    ///   - onResubscribe: Called after a lost subscription is restored; a loss after that is
+    ///     reported only once it returns.
     public init(candidates: [RedisConfiguration], channel: String,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 logger: Logger = Logger(label: "stash.redis.subscriber"),
                 onMessage: @escaping @Sendable (ByteBuffer) -> Void,
                 onLost: @escaping @Sendable () -> Void = {},
-                onResubscribe: @escaping @Sendable () -> Void) {
+                onResubscribe: @escaping @Sendable () async -> Void) {
         precondition(!candidates.isEmpty, "a subscriber needs at least one server")
         self.candidates = candidates
         self.channel = channel
@@ -131,7 +132,7 @@ public final class RedisSubscriber: Sendable {
                 do {
                     connection = try await subscribe(candidates[index])
                     logger.info("Redis subscription restored", metadata: ["channel": "\(channel)"])
-                    onResubscribe()
+                    await onResubscribe()
                     break
                 } catch {
                     index = (index + 1) % candidates.count

@@ -27,6 +27,15 @@ extension RedisCacheTier {
         /// share again within a probe's wait of Redis answering (at most this long),
         /// and a long outage costs one probe per this duration. Negative counts as zero.
         public var openDuration: Duration
+        /// Whether the tier empties its namespace when it sees that a Redis primary restarted
+        /// (its `run_id` changed across a lost subscription). Default `true`: a server restarted
+        /// from its append-only file or snapshot reloads values that may be older than what the
+        /// fleet wrote while it was down, and an instance that died during the outage would never
+        /// remove them. The first instance to see the restart empties the namespace (one `SCAN`
+        /// and `UNLINK`s, then an invalidation of everything); the fleet then reloads what it
+        /// needs. Set `false` to keep a restarted server's data (when no instance writes while
+        /// it is down, say).
+        public var emptiesAfterRestart: Bool
 
         /// Creates a configuration with the defaults above.
         ///
@@ -38,6 +47,7 @@ extension RedisCacheTier {
             self.maximumValueSize = 512 * 1024 * 1024
             self.failureThreshold = 3
             self.openDuration = .seconds(1)
+            self.emptiesAfterRestart = true
         }
 
         /// The channel actually used.

@@ -83,7 +83,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
             publishesInvalidations: configuration.publishesInvalidations,
             maximumValueSize: configuration.maximumValueSize, failureThreshold: configuration.failureThreshold,
             openDuration: configuration.openDuration, subscribeOn: subscribeOn, clock: clock,
-            wallClock: wallClock, logger: logger)
+            wallClock: wallClock, logger: logger, emptiesAfterRestart: configuration.emptiesAfterRestart)
     }
 
     /// The value for `key` and its remaining time to live, or `nil` on a miss.
@@ -143,8 +143,10 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// Subscribes to the invalidation channel on a dedicated connection and calls
     /// `handler` for every other instance's write or removal.
     ///
-    /// After a lost subscription is restored, `handler` gets `RemoteInvalidation.all`:
-    /// messages sent meanwhile were lost. Call once per tier; ``close()`` stops it.
+    /// When the subscription drops, `handler` gets `RemoteInvalidation.subscriptionLost`, and
+    /// once it is restored, `RemoteInvalidation.all`: messages sent meanwhile were lost. Before
+    /// that `.all`, if a primary restarted (its `run_id` changed), the namespace is emptied (see
+    /// ``Configuration/emptiesAfterRestart``). Call once per tier; ``close()`` stops it.
     ///
     /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.
     /// - Throws: ``RedisError`` when no server accepts the subscription.

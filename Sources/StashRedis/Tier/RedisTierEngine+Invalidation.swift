@@ -48,13 +48,16 @@ extension RedisTierEngine {
                 if let invalidation = Self.parseInvalidation(message, ownID: ownID) { handler(invalidation) }
             },
             onLost: { handler(.subscriptionLost) },
-            onResubscribe: { [breaker] in
+            onResubscribe: { [self] in
                 // Redis answers again: the next call probes it now instead of after the rest of
                 // the breaker's cool-down, so the cache's repairs and sharing resume at once.
                 breaker.allowProbeNow()
+                // A restarted server's reloaded values go before the cache reads Redis again.
+                await emptyIfRestarted()
                 handler(.all)
             })
         try await newSubscriber.start()
+        await recordRunIDs()
         let previous = subscriber.withLock { subscriber in
             defer { subscriber = newSubscriber }
             return subscriber

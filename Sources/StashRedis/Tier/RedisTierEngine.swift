@@ -31,10 +31,15 @@ final class RedisTierEngine: Sendable {
     let logger: Logger
     let subscriber = LockedValue<RedisSubscriber?>(nil)
     let subscriberCandidates: [RedisConfiguration]?
+    /// Whether the namespace is emptied when a primary restarts (see `emptyIfRestarted()`).
+    let emptiesAfterRestart: Bool
+    /// The primaries' `run_id`s as last seen, to tell a restart.
+    let knownRunIDs = LockedValue<RunIDs>([:])
 
     init(executor: any RedisCommandExecutor, keyPrefix: String, channel: String, publishesInvalidations: Bool,
          maximumValueSize: Int, failureThreshold: Int, openDuration: Duration,
-         subscribeOn: [RedisConfiguration]?, clock: any CacheClock, wallClock: any CacheClock, logger: Logger) {
+         subscribeOn: [RedisConfiguration]?, clock: any CacheClock, wallClock: any CacheClock, logger: Logger,
+         emptiesAfterRestart: Bool = true) {
         self.executor = executor
         self.executorIsCluster = executor is RedisClusterClient
         self.keyPrefix = keyPrefix
@@ -47,6 +52,7 @@ final class RedisTierEngine: Sendable {
         self.wallClock = wallClock
         self.logger = logger
         self.subscriberCandidates = subscribeOn
+        self.emptiesAfterRestart = emptiesAfterRestart
     }
 
     /// The Redis key of `key`.
@@ -156,6 +162,15 @@ final class RedisTierEngine: Sendable {
     /// Removes every key under the prefix (`SCAN` and `UNLINK` on every primary),
     /// then publishes an invalidation of everything.
     func removeAll() async throws(RedisError) {
+        try await emptyNamespace()
+        if publishesInvalidations {
+            let command = invalidationCommand(forKey: nil)
+            _ = try await call { executor throws(RedisError) in try await executor.send(command) }
+        }
+    }
+
+    /// Removes every key under the prefix (`SCAN` and `UNLINK` on every primary), telling no one.
+    func emptyNamespace() async throws(RedisError) {
         let pattern = Self.globEscaped(keyPrefix) + "*"
         try await call { executor throws(RedisError) in
             for client in try await executor.primaryClients() {
@@ -166,10 +181,6 @@ final class RedisTierEngine: Sendable {
                     }
                 }
             }
-        }
-        if publishesInvalidations {
-            let command = invalidationCommand(forKey: nil)
-            _ = try await call { executor throws(RedisError) in try await executor.send(command) }
         }
     }
 

@@ -261,6 +261,55 @@ final class CacheWithRedisFaultTests: XCTestCase {
         await otherClient.close()
     }
 
+    /// The writer dies during the outage, so nobody repairs its keys; Redis restarts from its
+    /// append-only file with the values from before. The tier sees the new `run_id` when its
+    /// subscription comes back and empties the namespace before the cache reads Redis again, so
+    /// the surviving instance never reads the restarted server's older copies (issue #28, case 2,
+    /// for a writer that died). With `emptiesAfterRestart` off, it reads them.
+    func testARestartedRedisIsEmptiedSoNoInstanceReadsItsOlderCopies() async throws {
+        for empties in [true, false] {
+            try RedisRequirement.requireServer()
+            let server = try RedisServerProcess.start(["--appendonly", "yes", "--appendfsync", "always"])
+            defer { server.stop() }
+            let writerClient = RedisClient(configuration: server.faultTestConfiguration)
+            let readerClient = RedisClient(configuration: server.faultTestConfiguration)
+            var configuration = RedisCacheTier<String>.Configuration(keyPrefix: "dead:")
+            configuration.emptiesAfterRestart = empties
+            let writerTier = RedisCacheTier(executor: writerClient, codec: .string, configuration: configuration,
+                                            clock: ManualClock(), logger: Logger(label: "tier"))
+            let readerTier = RedisCacheTier(executor: readerClient, codec: .string, configuration: configuration,
+                                            clock: ManualClock(), logger: Logger(label: "tier"))
+            let reader = try Cache<String>(memory: MemoryCache(), disk: nil, remote: readerTier, logger: Logger(label: "cache"))
+            await reader.waitUntilReceivingInvalidations()
+            let applied = reader.recordAppliedInvalidations()
+            for key in ["k0", "k1"] {
+                try await writerTier.setValue("before", forKey: key, timeToLive: nil)
+                let read = try await reader.value(forKey: key)
+                XCTAssertEqual(read, "before")
+            }
+
+            // Redis dies; the writer changes the keys (a write its own cache would keep) and dies
+            // too, before Redis is back: nobody will repair them.
+            server.kill()
+            await fulfillment(of: [applied.expectation(for: .subscriptionLost)], timeout: defaultWaitTimeoutSeconds)
+            await writerTier.close()
+            await writerClient.close()
+            try server.launch()
+            await fulfillment(of: [applied.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
+
+            for key in ["k0", "k1"] {
+                let read = try await reader.value(forKey: key)
+                if empties {
+                    XCTAssertNil(read, "\(key): the restarted server's older copy is gone before the reader reads again")
+                } else {
+                    XCTAssertEqual(read, "before", "\(key): kept, by configuration")
+                }
+            }
+            await readerTier.close()
+            await readerClient.close()
+        }
+    }
+
     /// A cache (memory, disk, Redis) for the restart tests, with the tier's breaker on `breakerClock`
     /// and a subscription that retries every 200 ms (`faultTestConfiguration` retries at once), so
     /// that a call made as soon as Redis is back reaches it before the subscription does.
