@@ -3,7 +3,8 @@
 # GET and SET of 100-byte values at 50 concurrent clients, pipelining off and 16,
 # interleaved ROUNDS times (default 5); prints the medians and the ratios, then
 # the invalidation latency from one tier instance to another (p50, p99), the same through two
-# Caches (until the reader stops serving the old value, with the writer's own call beside it), and a
+# Caches (until the reader stops serving the old value, with the writer's own call beside it), a
+# frozen server (SIGSTOP, then SIGCONT: the longest call, and how soon calls reach it again), and a
 # Cache read that hits its memory tier beside a plain MemoryCache hit.
 # The tier's SET carries the value's time to live (`PX`), which costs the server
 # more than redis-benchmark's plain SET; redis-benchmark's rate for `SET … PX` is
@@ -77,6 +78,8 @@ echo "invalidation latency, one instance to another (2000 samples, loopback):"
 "$BENCH" invalidation "$PORT" 2000
 echo "invalidation through Cache (memory + disk + Redis), writer's setValue to the reader no longer serving the old value (1000 samples):"
 "$BENCH" cache-invalidation "$PORT" 1000
+echo "Redis frozen (SIGSTOP) for 3 s under reads, then resumed: the longest call, and when calls reach Redis again:"
+"$BENCH" hung "$PORT" "$SERVER" 3000 3
 echo
 echo "a Cache (memory + Redis) read that hits memory, beside a MemoryCache hit (ns per hit, medians of 15 interleaved rounds):"
 "$BENCH" memory-hit "$PORT" 15

@@ -6,6 +6,7 @@
 //   stash-redis-bench throughput PORT MODE(get|set) LAYER(client|tier) CLIENTS PIPELINE REQUESTS
 //   stash-redis-bench invalidation PORT SAMPLES
 //   stash-redis-bench cache-invalidation PORT SAMPLES
+//   stash-redis-bench hung PORT PID PAUSE_MS ROUNDS   (HungRedisBench.swift; freezes the server PID)
 //   stash-redis-bench memory-hit PORT ROUNDS
 //   stash-redis-bench decode MEGABYTES… [--rounds N] [--read BYTES]   (no server: DecodeBench.swift)
 //
@@ -43,7 +44,7 @@ if arguments.count >= 2, arguments[1] == "decode" {
     exit(0)
 }
 guard arguments.count >= 3, let port = Int(arguments[2]) else {
-    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | cache-invalidation PORT SAMPLES | memory-hit PORT ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
+    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | cache-invalidation PORT SAMPLES | hung PORT PID PAUSE_MS ROUNDS | memory-hit PORT ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
     exit(2)
 }
 
@@ -147,6 +148,10 @@ case "invalidation":
 
 case "cache-invalidation":
     try await runCacheInvalidationBench(configuration: configuration, samples: Int(arguments[3])!)
+
+case "hung":
+    try await runHungRedisBench(configuration: configuration, pid: Int32(arguments[3])!,
+                                pause: .milliseconds(Int(arguments[4])!), rounds: Int(arguments[5])!)
 
 case "memory-hit":
     // A read through `Cache` (memory + Redis) that hits memory, beside a plain MemoryCache hit:
