@@ -35,14 +35,16 @@ public final class HTTPCache: Sendable {
     /// Creates a cache, opening its disk tier when ``Configuration/directory`` is set.
     ///
     /// - Parameter configuration: The settings. Defaults to a private, memory-only cache.
-    /// - Throws: `StashError`: `StashError.Code.invalidArgument` for a negative limit,
-    ///   or the disk tier's errors (`StashError.Code.directoryUnusable`, ...).
+    /// - Throws: `StashError`: the disk tier's errors (`StashError.Code.directoryUnusable`, ...).
+    ///   A setting out of range (a negative limit or duration, fewer than one variant per URL)
+    ///   is not refused: it is clamped to the nearest valid value, with a warning logged, as
+    ///   every cache of Stash does.
     /// - Complexity: O(1). Blocks on disk I/O when opening the disk tier.
     public init(configuration: Configuration = Configuration()) throws(StashError) {
         engine = try HTTPCacheEngine(configuration: configuration)
     }
 
-    /// The configuration given at initialisation.
+    /// The configuration given at initialisation, with any value out of range clamped.
     public var configuration: Configuration { engine.configuration }
 
     /// Answers `request` from the store or through `origin`, storing what RFC 9111 allows.

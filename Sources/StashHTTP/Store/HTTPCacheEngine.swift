@@ -28,24 +28,28 @@ final class HTTPCacheEngine: Sendable {
     private let diskIncidents: IncidentLog
 
     init(configuration: HTTPCache.Configuration) throws(StashError) {
-        for (name, value) in [
-            ("memoryCostLimit", configuration.memoryCostLimit), ("memoryCountLimit", configuration.memoryCountLimit),
-            ("diskSizeLimit", configuration.diskSizeLimit), ("diskCountLimit", configuration.diskCountLimit),
-            ("maximumEntrySize", configuration.maximumEntrySize), ("maximumHeaderSize", configuration.maximumHeaderSize),
-        ] where value < 0 {
-            throw StashError(.invalidArgument, "\(name) must not be negative (got \(value))")
+        // One policy with the other caches: a value out of range is clamped, with a warning,
+        // never refused.
+        var configuration = configuration
+        let warningLogger = configuration.logger  // not read through `configuration` while a field of it is inout
+        func clamp<T: Comparable>(_ name: String, _ value: inout T, atLeast minimum: T, meaning: String) {
+            guard value < minimum else { return }
+            warningLogger.warning("[Stash] \(name) \(value) is out of range; using \(minimum), \(meaning)")
+            value = minimum
         }
-        guard configuration.maximumVariantsPerURL >= 1 else {
-            throw StashError(.invalidArgument, "maximumVariantsPerURL must be at least 1 (got \(configuration.maximumVariantsPerURL))")
-        }
+        clamp("memoryCostLimit", &configuration.memoryCostLimit, atLeast: 0, meaning: "which stores nothing in memory")
+        clamp("memoryCountLimit", &configuration.memoryCountLimit, atLeast: 0, meaning: "which stores nothing in memory")
+        clamp("diskSizeLimit", &configuration.diskSizeLimit, atLeast: 0, meaning: "which stores nothing on disk")
+        clamp("diskCountLimit", &configuration.diskCountLimit, atLeast: 0, meaning: "which stores nothing on disk")
+        clamp("maximumEntrySize", &configuration.maximumEntrySize, atLeast: 0, meaning: "which stores no body")
+        clamp("maximumHeaderSize", &configuration.maximumHeaderSize, atLeast: 0, meaning: "which stores no response")
+        clamp("maximumVariantsPerURL", &configuration.maximumVariantsPerURL, atLeast: 1, meaning: "one variant per URL")
+        clamp("heuristicFreshnessLimit", &configuration.heuristicFreshnessLimit, atLeast: .zero,
+              meaning: "no heuristic freshness")
+        clamp("staleIfUnreachable", &configuration.staleIfUnreachable, atLeast: .zero,
+              meaning: "no stale response when the origin is unreachable")
         let cap = configuration.heuristicFreshnessLimit.components.seconds
-        guard cap >= 0 else {
-            throw StashError(.invalidArgument, "heuristicFreshnessLimit must not be negative (got \(configuration.heuristicFreshnessLimit))")
-        }
         self.configuration = configuration
-        guard configuration.staleIfUnreachable >= .zero else {
-            throw StashError(.invalidArgument, "staleIfUnreachable must not be negative (got \(configuration.staleIfUnreachable))")
-        }
         rules = HTTPCacheRules(
             mode: configuration.mode, heuristicCap: cap,
             staleIfUnreachable: configuration.staleIfUnreachable.components.seconds)
