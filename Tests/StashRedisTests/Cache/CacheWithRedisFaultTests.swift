@@ -154,12 +154,9 @@ final class CacheWithRedisFaultTests: XCTestCase {
         let client = RedisClient(configuration: server.faultTestConfiguration)
         let breakerClock = ManualClock()
         let tierLogs = LogRecorder()
-        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "frozen:"),
-                                  clock: breakerClock, logger: tierLogs.logger)
         let directory = try TemporaryDirectory(prefix: "stash-redis-frozen")
-        let cache = try Cache<String>(
-            memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
-            logger: Logger(label: "cache"))
+        let (cache, tier) = try faultTestCache(client, prefix: "frozen:", breakerClock: breakerClock,
+                                               directory: directory, tierLogger: tierLogs.logger)
         await cache.waitUntilReceivingInvalidations()
         let burst = Burst(cache: cache)
         let running = Task { await burst.run() }
@@ -206,16 +203,9 @@ final class CacheWithRedisFaultTests: XCTestCase {
         let otherClient = RedisClient(configuration: server.faultTestConfiguration)
         let cutDirectory = try TemporaryDirectory(prefix: "stash-redis-cut")
         let otherDirectory = try TemporaryDirectory(prefix: "stash-redis-other")
-        func makeCache(_ client: RedisClient, _ directory: TemporaryDirectory) throws -> (Cache<String>, RedisCacheTier<String>) {
-            let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "cut:"),
-                                      clock: ManualClock(), logger: Logger(label: "tier"))
-            let cache = try Cache<String>(
-                memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
-                logger: Logger(label: "cache"))
-            return (cache, tier)
-        }
-        let (cut, cutTier) = try makeCache(cutClient, cutDirectory)
-        let (other, otherTier) = try makeCache(otherClient, otherDirectory)
+        let (cut, cutTier) = try faultTestCache(cutClient, prefix: "cut:", breakerClock: ManualClock(), directory: cutDirectory)
+        let (other, otherTier) = try faultTestCache(
+            otherClient, prefix: "cut:", breakerClock: ManualClock(), directory: otherDirectory)
         await cut.waitUntilReceivingInvalidations()
         await other.waitUntilReceivingInvalidations()
         let applied = cut.recordAppliedInvalidations(), appliedByOther = other.recordAppliedInvalidations()
@@ -310,21 +300,30 @@ final class CacheWithRedisFaultTests: XCTestCase {
         }
     }
 
-    /// A cache (memory, disk, Redis) for the restart tests, with the tier's breaker on `breakerClock`
-    /// and a subscription that retries every 200 ms (`faultTestConfiguration` retries at once), so
-    /// that a call made as soon as Redis is back reaches it before the subscription does.
+    /// A cache (memory, disk, Redis) on `client`, with the tier's breaker on `breakerClock`.
+    private func faultTestCache(
+        _ client: RedisClient, prefix: String, breakerClock: ManualClock, directory: TemporaryDirectory,
+        subscribeOn: [RedisConfiguration]? = nil, tierLogger: Logger = Logger(label: "tier")
+    ) throws -> (Cache<String>, RedisCacheTier<String>) {
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix),
+                                  subscribeOn: subscribeOn, clock: breakerClock, logger: tierLogger)
+        let cache = try Cache<String>(
+            memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
+            logger: Logger(label: "cache"))
+        return (cache, tier)
+    }
+
+    /// A cache for the restart tests: a subscription that retries every 200 ms
+    /// (`faultTestConfiguration` retries at once), so that a call made as soon as Redis is back
+    /// usually reaches it before the subscription does.
     private func restartTestCache(
         _ server: RedisServerProcess, _ client: RedisClient, breakerClock: ManualClock, directory: TemporaryDirectory
     ) throws -> (Cache<String>, RedisCacheTier<String>) {
         var subscription = server.faultTestConfiguration
         subscription.initialReconnectDelay = RedisSubscriber.maximumResubscribeDelay
         subscription.maximumReconnectDelay = RedisSubscriber.maximumResubscribeDelay
-        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "restart:"),
-                                  subscribeOn: [subscription], clock: breakerClock, logger: Logger(label: "tier"))
-        let cache = try Cache<String>(
-            memory: MemoryCache(), disk: DiskCache(directory: directory.path, codec: .string), remote: tier,
-            logger: Logger(label: "cache"))
-        return (cache, tier)
+        return try faultTestCache(client, prefix: "restart:", breakerClock: breakerClock, directory: directory,
+                                  subscribeOn: [subscription])
     }
 
     /// The writes an instance made while Redis was down outlive Redis's restart from its
