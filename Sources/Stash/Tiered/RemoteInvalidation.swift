@@ -8,9 +8,10 @@ public enum RemoteInvalidation: Sendable, Hashable {
     /// Every key may have changed (a `removeAll`, or invalidations lost while the
     /// subscription was down): drop everything from the local tiers.
     case all
-    /// The subscription dropped: invalidations sent from now on may be lost, until
-    /// the restored subscription delivers ``all``. Nothing is dropped yet; a ``Cache``
-    /// holds back the repair of its stale keys until then, so that the ``all`` cannot
-    /// drop local changes whose shared copies it has already removed.
+    /// The subscription dropped: invalidations sent from now on may be lost, until the
+    /// restored subscription delivers ``RemoteInvalidation/all``. Nothing is dropped yet;
+    /// a ``Cache`` holds back the repair of its stale keys until then, so that the
+    /// ``RemoteInvalidation/all`` cannot drop local changes whose shared copies the
+    /// repair has already removed.
     case subscriptionLost
 }
