@@ -6,10 +6,11 @@ import XCTest
 @testable import Stash
 @testable import StashRedis
 
-/// A primary of a real local cluster killed outright (SIGKILL): the cluster
-/// elects its replica on its own (after `cluster-node-timeout`, one second
-/// here), the client rereads the slot map,
-/// and a `Cache` on the cluster keeps serving and writing. A cluster of its own, since the kill leaves it
+/// A primary of a real local cluster killed outright (SIGKILL) under a burst of
+/// reads and writes: the cluster elects its replica on its own (after
+/// `cluster-node-timeout`, one second here), the client rereads the slot map,
+/// and a `Cache` on the cluster keeps serving and writing, keeps every write,
+/// and leaves no copy older than its last write in the cluster. A cluster of its own, since the kill leaves it
 /// with a primary fewer replicas.
 final class RedisClusterFailoverTests: XCTestCase {
     func testAKilledPrimaryFailsOverToItsReplica() async throws {
@@ -44,8 +45,15 @@ final class RedisClusterFailoverTests: XCTestCase {
             try RedisServerProcess.runCLI(["-p", "\(oldPrimary)", "WAIT", "1", "100"]).trimmingCharacters(in: .whitespacesAndNewlines) == "1"
         }
 
+        // Under load: four workers write and read their own and each other's keys throughout.
+        let burst = Burst(cache: cache)
+        let running = Task { await burst.run() }
+        await fulfillment(of: [burst.progress.expectation(reaching: 200)], timeout: defaultWaitTimeoutSeconds)
+
         // When the primary is killed outright, the cache keeps serving its local tiers.
         cluster.server(port: oldPrimary)!.kill()
+        let atKill = burst.progress.count
+        await fulfillment(of: [burst.progress.expectation(reaching: atKill + 300)], timeout: defaultWaitTimeoutSeconds)
         let local = try await cache.value(forKey: "key0")
         XCTAssertEqual(local, "before:key0")
         try await cache.setValue("during", forKey: "key0", ttl: .seconds(300))
@@ -71,9 +79,16 @@ final class RedisClusterFailoverTests: XCTestCase {
         // restart hold for a fail-over).
         let kept = try await cache.value(forKey: "key0")
         XCTAssertEqual(kept, "during", "the instance reads its own write made during the fail-over")
+        let atFailover = burst.progress.count
+        await fulfillment(of: [burst.progress.expectation(reaching: atFailover + 300)], timeout: defaultWaitTimeoutSeconds)
+        burst.writing.withLock { $0 = false }
+        burst.stop.withLock { $0 = true }
+        await running.value
         try await cache.waitUntilRepaired()
         let shared = try await fresh.value(forKey: "key0")
         XCTAssertNil(shared, "the cluster holds no copy older than the instance's write")
+        XCTAssertEqual(burst.failures.withLock { $0 }, [], "no call failed and no caller saw a value older than one it had seen")
+        try await burst.checkEveryLastWrite(in: tier)
         for key in keys.dropFirst() {
             let read = try await fresh.value(forKey: key)
             XCTAssertEqual(read, "before:\(key)", key)
