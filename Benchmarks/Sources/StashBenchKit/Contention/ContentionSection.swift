@@ -153,25 +153,11 @@ struct ContentionStream: Sendable {
 func runContended<C: ContentionContender>(_ type: C.Type, countLimit: Int, streams: ArraySlice<ContentionStream>)
     -> (mops: Double, hitPercent: Double) {
     let cache = C(countLimit: countLimit)
-    let gate = StartGate(threads: streams.count)
-    let done = DispatchSemaphore(value: 0)
-    for (thread, stream) in streams.enumerated() {
-        let worker = Thread {
-            gate.arriveAndWait()
-            let start = monotonicNanoseconds()
-            let outcome = stream.apply(to: cache)
-            let end = monotonicNanoseconds()
-            gate.record(thread: thread, start: start, end: end, lookups: outcome.lookups, hits: outcome.hits,
-                        sum: outcome.sum)
-            done.signal()
-        }
-        worker.stackSize = 1 << 20
-        worker.start()
+    let outcome = StartGate.runTogether(streams.count) { thread in
+        let outcome = streams[streams.startIndex + thread].apply(to: cache)
+        return (outcome.lookups, outcome.hits, outcome.sum)
     }
-    gate.openWhenAllArrived()
-    for _ in streams { done.wait() }
     withExtendedLifetime(cache) {}
-    let outcome = gate.outcome()
     blackHole(outcome.sum)
     let operations = streams.reduce(0) { $0 + $1.operations.count }
     return (Double(operations) / Double(max(outcome.nanoseconds, 1)) * 1_000,

@@ -245,64 +245,13 @@ public struct ContendedWorkload: MemoryWorkload {
 
     public func run<C: CacheUnderTest>(_ type: C.Type, policy: PolicyName, keys: C.PreparedKeys) -> [PhaseSample] {
         let cache = C(limits: limits, policy: policy, keys: keys)
-        let gate = StartGate(threads: threadCount)
-        let done = DispatchSemaphore(value: 0)
-        for (thread, stream) in streams.enumerated() {
-            let worker = Thread {
-                gate.arriveAndWait()
-                let start = monotonicNanoseconds()
-                let outcome = stream.apply(to: cache)
-                let end = monotonicNanoseconds()
-                gate.record(thread: thread, start: start, end: end, lookups: outcome.lookups,
-                            hits: outcome.hits, sum: outcome.sum)
-                done.signal()
-            }
-            worker.stackSize = 1 << 20
-            worker.start()
+        let outcome = StartGate.runTogether(threadCount) { thread in
+            let outcome = streams[thread].apply(to: cache)
+            return (outcome.lookups, outcome.hits, outcome.sum)
         }
-        gate.openWhenAllArrived()
-        for _ in 0..<threadCount { done.wait() }
         withExtendedLifetime(cache) {}
-        let outcome = gate.outcome()
         blackHole(outcome.sum)
         return [PhaseSample(nanoseconds: outcome.nanoseconds, operations: threadCount * operationsPerThread,
                             lookups: outcome.lookups, hits: outcome.hits)]
-    }
-}
-
-/// Lines threads up so they start together, and collects what they measured.
-final class StartGate: Sendable {
-    private let arrived = Atomic<Int>(0)
-    private let open = Atomic<Bool>(false)
-    private let threads: Int
-    private let results: Mutex<[(start: UInt64, end: UInt64, lookups: Int, hits: Int, sum: Int)?]>
-
-    init(threads: Int) {
-        self.threads = threads
-        results = Mutex(Array(repeating: nil, count: threads))
-    }
-
-    func arriveAndWait() {
-        arrived.add(1, ordering: .acquiringAndReleasing)
-        while !open.load(ordering: .acquiring) { sched_yield() }
-    }
-
-    func openWhenAllArrived() {
-        while arrived.load(ordering: .acquiring) < threads { sched_yield() }
-        open.store(true, ordering: .releasing)
-    }
-
-    func record(thread: Int, start: UInt64, end: UInt64, lookups: Int, hits: Int, sum: Int) {
-        results.withLock { $0[thread] = (start, end, lookups, hits, sum) }
-    }
-
-    func outcome() -> (nanoseconds: UInt64, lookups: Int, hits: Int, sum: Int) {
-        results.withLock { all in
-            let done = all.compactMap { $0 }
-            let first = done.map(\.start).min() ?? 0
-            let last = done.map(\.end).max() ?? 0
-            return (last - first, done.reduce(0) { $0 + $1.lookups }, done.reduce(0) { $0 + $1.hits },
-                    done.reduce(0) { $0 &+ $1.sum })
-        }
     }
 }
