@@ -4,8 +4,7 @@ import DiskChecks
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    do { try KeyNormalisationCheck.check(inputBytes(start, count)) } catch { failProperty(error) }
-    return 0
+    checkInput(start, count, KeyNormalisationCheck.check)
 }
 
 exit(runFuzzer(fuzzOne))

@@ -4,12 +4,7 @@ import RedisChecks
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    do {
-        try RedisValueHeaderCheck.check(inputBytes(start, count))
-    } catch {
-        failProperty(error)
-    }
-    return 0
+    checkInput(start, count, RedisValueHeaderCheck.check)
 }
 
 exit(runFuzzer(fuzzOne))

@@ -4,8 +4,7 @@ import HTTPChecks
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    do { try StoredEntryCheck.check(inputBytes(start, count)) } catch { failProperty(error) }
-    return 0
+    checkInput(start, count, StoredEntryCheck.check)
 }
 
 exit(runFuzzer(fuzzOne))

@@ -19,6 +19,13 @@ public func inputBytes(_ start: UnsafePointer<UInt8>?, _ count: Int) -> [UInt8] 
     return Array(UnsafeBufferPointer(start: start, count: count))
 }
 
+/// Runs `check` on one input and returns 0, libFuzzer's "keep going"; a broken property stops
+/// the process (``failProperty(_:)``). The body of every target's `LLVMFuzzerTestOneInput`.
+public func checkInput(_ start: UnsafePointer<UInt8>?, _ count: Int, _ check: ([UInt8]) throws -> Void) -> CInt {
+    do { try check(inputBytes(start, count)) } catch { failProperty(error) }
+    return 0
+}
+
 /// Stops the process on a broken property, so that libFuzzer records the input as a crash.
 public func failProperty(_ error: any Error) -> Never {
     fatalError("property violated: \(error)")
