@@ -265,14 +265,10 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     /// Notes that the subscription dropped: repairs wait until ``subscriptionRestored(after:)``.
-    ///
-    /// - Returns: The number of the loss, for ``subscriptionRestored(after:)``.
-    @discardableResult
-    func subscriptionLost() -> UInt64 {
+    func subscriptionLost() {
         state.withLock { state in
             state.subscriptionDown = true
             state.subscriptionLosses += 1
-            return state.subscriptionLosses
         }
     }
 
