@@ -46,7 +46,11 @@ esac
 target=$1
 seconds=${2:?usage: run.sh TARGET SECONDS [libFuzzer options...]}
 shift 2
-printf '%s\n' "${targets[@]}" | grep -qx "$target" || { echo "run.sh: no target $target (run.sh --list)" >&2; exit 2; }
+# Not `printf | grep -q`: under pipefail, grep -q exiting at the first match can fail printf with
+# SIGPIPE, and a real target was then reported as unknown (CI, FuzzETag).
+known=false
+for candidate in "${targets[@]}"; do [ "$candidate" = "$target" ] && known=true; done
+$known || { echo "run.sh: no target $target (run.sh --list)" >&2; exit 2; }
 
 build
 corpus="$scratch/corpus/$target"
