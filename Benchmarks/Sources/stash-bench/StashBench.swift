@@ -31,6 +31,13 @@ struct StashBench: ParsableCommand {
         discussion: "Repeat it to run the disk section once per folder, e.g. on tmpfs and on a disk's file system."))
     var diskDir: [String] = []
 
+    enum ContentionPart: String, ExpressibleByArgument, CaseIterable {
+        case memory, disk
+    }
+
+    @Option(help: "Which parts of the contention section to run (repeatable): memory (MemoryCache and its floors), disk (DiskCache reads). Default: both.")
+    var contentionPart: [ContentionPart] = []
+
     enum DiskPart: String, ExpressibleByArgument, CaseIterable {
         case workloads, concurrent, crossover, open
     }
@@ -171,7 +178,17 @@ struct StashBench: ParsableCommand {
         }
         var contention: ContentionReport?
         if sections.contains(.contention) {
-            contention = measureContention(ContentionPlan(quick: quick, rounds: runs, seed: seed), progress: progress)
+            let parts = contentionPart.isEmpty ? ContentionPart.allCases : contentionPart
+            var report = parts.contains(.memory)
+                ? measureContention(ContentionPlan(quick: quick, rounds: runs, seed: seed), progress: progress)
+                : ContentionReport(plan: ContentionPlan(quick: quick, rounds: runs, seed: seed), mixes: [], figures: [],
+                                   loadAverageAtStart: MachineInfo.loadAverage(), loadAverageAtEnd: "")
+            if parts.contains(.disk) {
+                report.diskReads = try measureDiskReadContention(
+                    DiskReadContentionPlan(quick: quick, rounds: runs, seed: seed), progress: progress)
+            }
+            report.loadAverageAtEnd = MachineInfo.loadAverage()
+            contention = report
         }
         progress?("")
         report.machine.loadAverageAtEnd = MachineInfo.loadAverage()
@@ -224,7 +241,7 @@ struct StashBench: ParsableCommand {
     /// The contention section's chart (`contention.svg` beside the others) and,
     /// with --json, its figures in `<json>-contention.json`. Its table is in the text output.
     private func writeContention(_ contention: ContentionReport) throws {
-        if let svg {
+        if let svg, !contention.figures.isEmpty {
             let path = (svg as NSString).appendingPathComponent("contention.svg")
             try write(Data(contention.svg().utf8), to: path)
             print("wrote \(path)")

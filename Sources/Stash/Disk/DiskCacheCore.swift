@@ -42,13 +42,26 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// Runs the background jobs, so that they never queue in front of callers.
     private let maintenanceQueue: DispatchQueue
 
+    /// Guards ``hits`` and ``misses``, and ``ageLimit`` with `lock`: the reads that
+    /// ``readers`` serve take this lock, never `lock`. Held for a few arithmetic
+    /// operations. Lock order: `lock`, then `readLock`.
+    private let readLock = Lock()
+    /// Read-only connections for reads that run beside writes and each other
+    /// (issue #26); the storage retires them whenever its own connection changes.
+    private let readers: ManifestReaderPool
+    /// The storage's pending access times, which those reads add to.
+    private let accessLog: AccessLog
+    /// How many access times may pend before a read flushes them.
+    private let accessFlushThreshold: Int
+
     private var countLimit: Int
     private var sizeLimit: Int
-    /// Nanoseconds, or `Int64.max` for no limit.
+    /// Nanoseconds, or `Int64.max` for no limit. Written with both `lock` and
+    /// `readLock` held; read with either.
     private var ageLimit: Int64
     private var freeDiskSpaceLimit: Int
     private var autoTrimTimer = AutoTrimTimer()
-    /// Lookups that returned a value and lookups that did not.
+    /// Lookups that returned a value and lookups that did not. Under `readLock`.
     private var hits = 0
     private var misses = 0
     /// Entries removed by a trim, a limit or expiry (reads that find an entry
@@ -74,6 +87,9 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         storage = try KVStorage(
             directory: directory, kind: configuration.storage, clock: configuration.clock, logger: logger)
         self.directory = storage.directory
+        readers = storage.readers
+        accessLog = storage.accessLog
+        accessFlushThreshold = storage.options.accessFlushThreshold
         self.codec = codec
         countLimit = clamped(configuration.countLimit, "countLimit")
         sizeLimit = clamped(configuration.sizeLimit, "sizeLimit")
@@ -139,20 +155,44 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The entry for `key` (in stored form) unless there is none or it is past the
-    /// age limit, counted as a hit or a miss. The age limit is read, and an entry
-    /// past it removed, under the same lock as the read.
+    /// age limit, counted as a hit or a miss.
+    ///
+    /// First through ``readers``, without `lock`, so that reads run beside each
+    /// other and beside a commit; then, when that read is unsure (no idle reader,
+    /// an expired or damaged entry, an error), through the storage under `lock`,
+    /// where an entry past the age limit is removed under the same lock as the read.
     private func freshItem(forKey key: String) throws(StashError) -> KVStorage.Item? {
-        try withStorage { storage throws(StashError) -> KVStorage.Item? in
+        try KVStorage.validate(key)
+        let now = clock.nanosecondsNow
+        switch readers.read(key, now: now) {
+        case .found(let item, let recordsAccess):
+            let fresh = readLock.withLock { () -> Bool in
+                guard !_isTooOld(modificationTime: item.modificationTime) else { return false }
+                hits += 1
+                return true
+            }
+            guard fresh else { break }  // past the age limit: the locked read removes it
+            if recordsAccess, accessLog.record(key, at: now) >= accessFlushThreshold {
+                lock.withLock { storage.flushAccessTimesIfDue() }
+            }
+            return item
+        case .absent:
+            readLock.withLock { misses += 1 }
+            return nil
+        case .unsure:
+            break
+        }
+        return try withStorage { storage throws(StashError) -> KVStorage.Item? in
             guard let item = try storage.value(forKey: key) else {
-                misses += 1
+                readLock.withLock { misses += 1 }
                 return nil
             }
             if _isTooOld(modificationTime: item.modificationTime) {
                 if try storage.removeValue(forKey: key) { evictions.record(.expired) }
-                misses += 1
+                readLock.withLock { misses += 1 }
                 return nil
             }
-            hits += 1
+            readLock.withLock { hits += 1 }
             return item
         }
     }
@@ -166,11 +206,11 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
             logger.error(
                 "could not decode a stored value; removing it",
                 metadata: ["key": "\(KVStorage.describe(key))", "error": "\(error)"])
-            try withStorage { storage throws(StashError) in
+            readLock.withLock {
                 hits -= 1
                 misses += 1
-                _ = try storage.removeValue(forKey: key)
             }
+            try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
             return nil
         }
     }
@@ -186,6 +226,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         let key = KVStorage.storedKey(key)
         return try withStorage { storage throws(StashError) in try storage.extendedData(forKey: key) }
     }
+
+    /// The manifest readers open, and the most there may be (for tests).
+    var readerCount: Int { readers.openCount }
+    var readerCapacity: Int { readers.capacity }
 
     // MARK: - Writing
 
@@ -296,9 +340,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     /// See ``DiskCache/statistics``.
     func statistics() -> CacheStatistics {
-        lock.withLock {
+        lock.withLock { () -> CacheStatistics in
             var counts = evictions
             counts.record(.expired, count: storage.expiredOnRead)
+            let (hits, misses) = readLock.withLock { () -> (Int, Int) in (self.hits, self.misses) }
             return CacheStatistics(
                 hits: hits, misses: misses, evictions: counts.total, evictionsByReason: counts.byReason)
         }
@@ -344,7 +389,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
             nanos = 0
         }
         trimLogging { storage throws(StashError) in
-            ageLimit = nanos
+            readLock.withLock { ageLimit = nanos }
             if nanos != .max {
                 evictions.record(.expired, count: try storage.trim(toAge: .nanoseconds(nanos)))
             }

@@ -2,7 +2,7 @@
 //
 // A read that updated its row would turn every cache hit into a write transaction
 // (a WAL append, and the write lock shared with other processes). Instead a read
-// notes the time in `pendingAccessTimes`, and flushAccessTimes() writes them all in
+// notes the time in `accessLog` (AccessLog.swift), and flushAccessTimes() writes them all in
 // one transaction. The owner calls it periodically; trims and close() call it first
 // so that LRU order is exact; and a read flushes by itself once
 // `accessFlushThreshold` times are pending, which bounds the memory used.
@@ -13,24 +13,24 @@
 
 extension KVStorage {
     /// Records that `key` was read at `time`, flushing when too many are pending.
-    /// A failed flush is logged and retried later; past eight times the threshold
-    /// the pending times are dropped (LRU order degrades, nothing else).
     func recordAccess(_ key: String, at time: Int64) {
-        if pendingAccessTimes.capacity == 0 {
-            // Room for a whole batch at once, rather than growing (and rehashing)
-            // through every power of two on the way: the table reaches this size
-            // before each flush anyway, and a flush keeps its capacity.
-            pendingAccessTimes.reserveCapacity(min(options.accessFlushThreshold, 4096))
-        }
-        pendingAccessTimes[key] = time
-        guard pendingAccessTimes.count >= options.accessFlushThreshold else { return }
+        accessLog.record(key, at: time)
+        flushAccessTimesIfDue()
+    }
+
+    /// Flushes the pending access times once ``KVStorageOptions/accessFlushThreshold``
+    /// are pending. A failed flush is logged and retried later; past eight times the
+    /// threshold the pending times are dropped (LRU order degrades, nothing else).
+    func flushAccessTimesIfDue() {
+        let pending = accessLog.count
+        guard pending >= options.accessFlushThreshold else { return }
         do {
             try flushAccessTimes()
         } catch {
-            logger.warning("could not save access times", metadata: ["error": "\(error)", "pending": "\(pendingAccessTimes.count)"])
-            if pendingAccessTimes.count >= options.accessFlushThreshold * 8 {
-                logger.warning("dropping unsaved access times", metadata: ["count": "\(pendingAccessTimes.count)"])
-                pendingAccessTimes.removeAll()
+            logger.warning("could not save access times", metadata: ["error": "\(error)", "pending": "\(pending)"])
+            if accessLog.count >= options.accessFlushThreshold * 8 {
+                logger.warning("dropping unsaved access times", metadata: ["count": "\(accessLog.count)"])
+                accessLog.removeAll()
             }
         }
     }
@@ -41,9 +41,10 @@ extension KVStorage {
     /// - Throws: ``StashError``: `.databaseFailed` (the times stay pending),
     ///   `.closed`. A damaged manifest is reset and the times dropped.
     func flushAccessTimes() throws(StashError) {
-        guard !pendingAccessTimes.isEmpty else { return }
+        guard accessLog.count > 0 else { return }
         _ = try requireWritableConnection()
-        let pending = pendingAccessTimes
+        let pending = accessLog.drain()
+        guard !pending.isEmpty else { return }
         do {
             try perform("saving \(pending.count) access times") { connection throws(SQLiteError) in
                 try connection.transaction { () throws(SQLiteError) in
@@ -58,10 +59,12 @@ extension KVStorage {
             }
         } catch where error.code == .corrupted {
             return  // the recovery dropped the pending times along with the entries
+        } catch {
+            accessLog.restore(pending)
+            throw error
         }
-        pendingAccessTimes.removeAll(keepingCapacity: true)
     }
 
     /// The number of reads whose access times are not yet written.
-    var pendingAccessCount: Int { pendingAccessTimes.count }
+    var pendingAccessCount: Int { accessLog.count }
 }

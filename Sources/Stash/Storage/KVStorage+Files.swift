@@ -313,7 +313,13 @@ extension KVStorage {
             }
         }
         defer { FileSystem.closeDescriptor(descriptor) }
+        return try Self.readValueFile(descriptor, expectedSize: expectedSize, forKey: key)
+    }
 
+    /// Reads the value file open at `descriptor`, which the row of `key` says holds
+    /// `expectedSize` bytes: ``readDataFile(_:expectedSize:forKey:)``'s reading, and
+    /// ``ManifestReader``'s.
+    static func readValueFile(_ descriptor: Int32, expectedSize: Int, forKey key: String) throws(StashError) -> FileRead {
         // One read into memory the Data then owns (FileSystem.readValue).
         guard expectedSize >= 0, expectedSize < Int.max else {
             return .damaged("the row records an impossible size, \(expectedSize) bytes")

@@ -34,17 +34,7 @@ extension KVStorage {
             let row: Row?
             do {
                 row = try perform("reading \(Self.describe(key))") { connection throws(SQLiteError) in
-                    try connection.withStatement(Manifest.SQL.selectItem) { statement throws(SQLiteError) -> Row? in
-                        try statement.bind(key, at: 1)
-                        guard try statement.step() == .row else { return nil }
-                        return Row(
-                            filename: statement.text(at: 0),
-                            size: Int(statement.int64(at: 1)),
-                            inlineData: statement.blob(at: 2),
-                            modificationTime: statement.int64(at: 3),
-                            expirationTime: statement.optionalInt64(at: 4)
-                        )
-                    }
+                    try Self.selectRow(key, on: connection)
                 }
             } catch where error.code == .corrupted {
                 return nil
@@ -89,11 +79,10 @@ extension KVStorage {
                 value = bytes
             }
 
-            recordAccess(key, at: now)
-            return Item(
-                value: value, size: row.size, isInline: row.filename == nil,
-                modificationTime: row.modificationTime, expirationTime: row.expirationTime
-            )
+            if row.needsAccessRecorded(at: now, resolution: options.accessTimeResolution.nanosecondsClamped) {
+                recordAccess(key, at: now)
+            }
+            return row.item(value)
         }
         return nil
     }
@@ -110,12 +99,46 @@ extension KVStorage {
     }
 
     /// One manifest row as ``value(forKey:)`` reads it.
-    private struct Row {
+    struct Row {
         var filename: String?
         var size: Int
         var inlineData: Data?
         var modificationTime: Int64
         var expirationTime: Int64?
+        /// The last access the manifest records (a later one may be pending).
+        var lastAccessTime: Int64
+
+        /// Whether a read at `now` is to be recorded: the entry's first read since it
+        /// was written always is (so that an entry read once outranks those never
+        /// read, however soon), a later one when it is at least `resolution`
+        /// nanoseconds (``KVStorageOptions/accessTimeResolution``) after the
+        /// recorded access.
+        func needsAccessRecorded(at now: Int64, resolution: Int64) -> Bool {
+            lastAccessTime <= modificationTime || now &- lastAccessTime >= resolution
+        }
+
+        /// The entry this row describes, with its value's bytes.
+        func item(_ value: Data) -> Item {
+            Item(value: value, size: size, isInline: filename == nil, modificationTime: modificationTime,
+                 expirationTime: expirationTime)
+        }
+    }
+
+    /// `key`'s row on `connection`, or `nil` if there is none: one indexed `SELECT`.
+    /// ``value(forKey:)``'s query, and ``ManifestReader``'s.
+    static func selectRow(_ key: String, on connection: SQLiteConnection) throws(SQLiteError) -> Row? {
+        try connection.withStatement(Manifest.SQL.selectItem) { statement throws(SQLiteError) -> Row? in
+            try statement.bind(key, at: 1)
+            guard try statement.step() == .row else { return nil }
+            return Row(
+                filename: statement.text(at: 0),
+                size: Int(statement.int64(at: 1)),
+                inlineData: statement.blob(at: 2),
+                modificationTime: statement.int64(at: 3),
+                expirationTime: statement.optionalInt64(at: 4),
+                lastAccessTime: statement.int64(at: 5)
+            )
+        }
     }
 
     /// Whether an unexpired entry exists for `key`. Does not count as an access and

@@ -241,7 +241,7 @@ extension KVStorage {
 
     /// Forgets everything cached in memory about the manifest's contents.
     func resetMemoryState() {
-        pendingAccessTimes.removeAll()
+        accessLog.removeAll()
         cachedTotals = nil
     }
 

@@ -38,7 +38,7 @@ extension KVStorage {
         _ key: String, _ action: @autoclosure () -> String, _ sql: StaticString,
         bindCondition: (SQLiteStatement) throws(SQLiteError) -> Void = { _ throws(SQLiteError) in }
     ) throws(StashError) -> Bool {
-        pendingAccessTimes[key] = nil
+        accessLog.forget(key)
         let result: (removed: Bool, filename: String?)
         do {
             result = try perform(action()) { connection throws(SQLiteError) in
@@ -78,7 +78,7 @@ extension KVStorage {
     private func removeDamagedRow(
         _ key: String, _ sql: StaticString, bindCondition: (SQLiteStatement) throws(SQLiteError) -> Void
     ) throws(StashError) -> Bool {
-        pendingAccessTimes[key] = nil
+        accessLog.forget(key)
         do {
             return try perform("removing damaged \(Self.describe(key))") { connection throws(SQLiteError) in
                 try deleteReturningFilename(connection, sql) { statement throws(SQLiteError) in

@@ -39,7 +39,7 @@ extension KVStorage {
     ///   `.corrupted`, `.closed`.
     func removeAll(progress: ((_ removed: Int, _ total: Int) -> Void)? = nil) throws(StashError) {
         _ = try requireWritableConnection()
-        pendingAccessTimes.removeAll()
+        accessLog.removeAll()
         let batchSize = Int64(max(options.trimBatchSize, 1024))
         // Where data/ went in the trash, to put it back if the transaction fails:
         // the rollback brings the rows back, so their files must come back too.

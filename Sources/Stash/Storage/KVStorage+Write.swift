@@ -136,7 +136,7 @@ extension KVStorage {
             switch outcome {
             case .stored(let replacedFilenames):
                 for (index, write) in writes.enumerated() where failures[index] == nil {
-                    pendingAccessTimes[write.key] = nil
+                    accessLog.forget(write.key)
                 }
                 for filename in replacedFilenames {
                     removeDataFile(filename)

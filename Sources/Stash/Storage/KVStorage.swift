@@ -78,7 +78,11 @@ final class KVStorage {
 
     /// The open manifest; `nil` after `close()`, or after a recovery that could
     /// not reopen it (the next operation tries again).
-    var connection: SQLiteConnection?
+    var connection: SQLiteConnection? {
+        didSet {
+            if connection !== oldValue { readers.retireAll() }
+        }
+    }
     /// Set by `close()`: every later call throws ``StashError/Code/closed``.
     var isClosed = false
     /// The manifest file this instance opened, to notice when another instance has
@@ -88,8 +92,13 @@ final class KVStorage {
     var openDataDirectory: DataDirectory?
     /// Names for new value files.
     var fileNames = FileNameGenerator()
-    /// Last-access times of reads not yet written to the manifest.
-    var pendingAccessTimes: [String: Int64] = [:]
+    /// Last-access times of reads not yet written to the manifest. Thread-safe:
+    /// the owner's reads through ``readers`` record times here without its lock.
+    let accessLog: AccessLog
+    /// Read-only connections of their own, for reads that run without the owner's
+    /// lock. Thread-safe. Every change of ``connection`` (a reopening, a recovery,
+    /// `close()`) retires them, so that none reads a manifest this instance left.
+    let readers: ManifestReaderPool
     /// The totals last read, valid while ``cachedTotalsVersion`` is the
     /// connection's `data_version` and this instance has not written since.
     var cachedTotals: Totals?
@@ -152,6 +161,9 @@ final class KVStorage {
         }
         self.clock = clock
         self.options = options
+        accessLog = AccessLog(expectedCount: min(options.accessFlushThreshold, 4096))
+        readers = ManifestReaderPool(
+            manifestPath: manifestPath, dataPath: dataPath, options: options, logger: logger)
 
         try openManifest()
     }
@@ -167,13 +179,14 @@ final class KVStorage {
         guard !isClosed else { return }
         // If the manifest was replaced or deleted meanwhile, the pending times are for
         // entries that are gone: do not recreate a removed cache just to save them.
-        if !pendingAccessTimes.isEmpty, manifestIsCurrent() {
+        if accessLog.count > 0, manifestIsCurrent() {
             do {
                 try flushAccessTimes()
             } catch {
                 logger.warning("could not save access times on close", metadata: ["error": "\(error)"])
             }
         }
+        readers.close()
         connection?.close()
         connection = nil
         forgetDataDirectory()

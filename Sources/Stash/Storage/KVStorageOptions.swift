@@ -21,6 +21,14 @@ struct KVStorageOptions: Sendable {
     /// ``KVStorage/flushAccessTimes()``.
     var accessFlushThreshold = 1024
 
+    /// How much later than the access time a row records a read must be to be
+    /// recorded, but for the entry's first read since its write, which always is.
+    /// Default: 1 second. Recording every read made the writes of access times
+    /// over half the cost of a read, and the reason reads did not scale with
+    /// threads (they are written under the owner's lock; issue #26); LRU order to
+    /// the second is all a disk cache's trims need. 0 records every read.
+    var accessTimeResolution: Duration = .seconds(1)
+
     /// How old (by the file's modification time, on the wall clock) a file in
     /// `data/` must be before ``KVStorage/checkConsistency()`` treats it as an
     /// orphan. Protects another process's file that is still being written or whose

@@ -61,7 +61,8 @@ enum Manifest {
     /// connection and cached by this text.
     enum SQL {
         static let selectItem: StaticString = """
-            SELECT filename, size, inline_data, modification_time, expiration_time FROM manifest WHERE key = ?1
+            SELECT filename, size, inline_data, modification_time, expiration_time, last_access_time
+            FROM manifest WHERE key = ?1
             """
         static let selectExpiration: StaticString = "SELECT expiration_time FROM manifest WHERE key = ?1"
         static let selectExtendedData: StaticString = "SELECT expiration_time, extended_data FROM manifest WHERE key = ?1"

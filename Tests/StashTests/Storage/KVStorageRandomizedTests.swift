@@ -39,7 +39,9 @@ import Testing
         var random = SeededGenerator(seed: seed)
         let fixture = try StorageFixture()
         let kind = DiskStorageKind.mixed(inlineThreshold: 64)
-        let options = KVStorageOptions(accessFlushThreshold: 16, trimBatchSize: 3)
+        // Every read recorded: the model is exact LRU (accessTimeResolutionRecordsTheFirstReadThenOncePerPeriod
+        // in KVStorageTrimTests covers the resolution).
+        let options = KVStorageOptions(accessFlushThreshold: 16, accessTimeResolution: .zero, trimBatchSize: 3)
         var storage = try fixture.open(kind: kind, options: options)
         var model = Model()
         let keys = (0..<40).map { "key/\($0)" + ($0 % 7 == 0 ? "\u{0}nul" : "") }

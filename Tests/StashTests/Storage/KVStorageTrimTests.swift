@@ -15,6 +15,28 @@ import Testing
         try (0..<count).map(String.init).filter { try storage.contains($0) }
     }
 
+    @Test func accessTimeResolutionRecordsTheFirstReadThenOncePerPeriod() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(options: KVStorageOptions(accessTimeResolution: .seconds(1)))
+        try populate(storage, fixture, count: 2)  // "0" at t, "1" at t + 1 ns
+        // Each entry's first read since its write is recorded, however soon.
+        _ = try storage.value(forKey: "0")
+        fixture.clock.advance(by: .nanoseconds(1))
+        _ = try storage.value(forKey: "1")
+        #expect(storage.pendingAccessCount == 2)
+        try storage.flushAccessTimes()
+        // A later read within the resolution is not: "0" stays older than "1".
+        fixture.clock.advance(by: .milliseconds(999))
+        _ = try storage.value(forKey: "0")
+        #expect(storage.pendingAccessCount == 0)
+        // One a whole resolution after the recorded access is.
+        fixture.clock.advance(by: .milliseconds(1))
+        _ = try storage.value(forKey: "0")
+        #expect(storage.pendingAccessCount == 1)
+        #expect(try storage.trim(toCount: 1) == 1)
+        #expect(try keys(storage, upTo: 2) == ["0"])
+    }
+
     @Test func trimToCountRemovesLeastRecentlyUsedIncludingPendingReads() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .mixed(inlineThreshold: 4), options: KVStorageOptions(trimBatchSize: 2))

@@ -29,6 +29,7 @@ extension ContentionReport {
             }
             text += "\n"
         }
+        if let diskReads { text += diskReads.markdown() }
         return text
     }
 

@@ -99,6 +99,14 @@ public struct ContentionReport: Sendable, Codable {
     public var figures: [ContentionFigure]
     public var loadAverageAtStart: String
     public var loadAverageAtEnd: String
+    /// DiskCache reads against threads, when that part ran.
+    public var diskReads: DiskReadContentionReport?
+
+    public init(plan: ContentionPlan, mixes: [ContentionMix], figures: [ContentionFigure], loadAverageAtStart: String,
+                loadAverageAtEnd: String, diskReads: DiskReadContentionReport? = nil) {
+        (self.plan, self.mixes, self.figures) = (plan, mixes, figures)
+        (self.loadAverageAtStart, self.loadAverageAtEnd, self.diskReads) = (loadAverageAtStart, loadAverageAtEnd, diskReads)
+    }
 
     public func figure(_ mix: String, _ contender: String, _ threads: Int) -> ContentionFigure? {
         figures.first { $0.mix == mix && $0.contender == contender && $0.threads == threads }
