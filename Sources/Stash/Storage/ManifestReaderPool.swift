@@ -64,9 +64,10 @@ final class ManifestReaderPool: @unchecked Sendable {
     /// ``KVStorageOptions/accessTimeResolution``, in nanoseconds.
     private let accessTimeResolution: Int64
     private let logger: Logger
-    /// The most readers open at once: the number of processors, from 2 to 8. Past
-    /// it a read is `.unsure` rather than waiting: the cache's own connection
-    /// serves it.
+    /// The most readers open at once: twice the number of processors, from 4 to 16
+    /// (more threads than processors read at once when some wait for the disk, or
+    /// are descheduled holding a reader). Past it a read is `.unsure` rather than
+    /// waiting: the cache's own connection serves it, under the cache's lock.
     let capacity: Int
 
     init(manifestPath: String, dataPath: String, options: KVStorageOptions, logger: Logger) {
@@ -75,7 +76,7 @@ final class ManifestReaderPool: @unchecked Sendable {
         busyTimeout = options.busyTimeout
         accessTimeResolution = options.accessTimeResolution.nanosecondsClamped
         self.logger = logger
-        capacity = Swift.min(Swift.max(ProcessInfo.processInfo.activeProcessorCount, 2), 8)
+        capacity = Swift.min(Swift.max(2 * ProcessInfo.processInfo.activeProcessorCount, 4), 16)
     }
 
     /// Reads `key` (in stored form) on a reader of the pool, as of `now` on the

@@ -43,7 +43,8 @@ extension ContentionReport {
     /// A line chart per mix: median Mops/s against threads (both axes logarithmic).
     public func svg() -> String {
         let colors = ["MemoryCache": SVG.palette[0], "Dictionary+lock": SVG.palette[4],
-                      "64 × Dictionary+lock": SVG.palette[2]]
+                      "64 × Dictionary+lock": SVG.palette[2], "MemoryCache<String>": SVG.palette[1],
+                      "Cache (memory tier)": SVG.palette[3]]
         let allMedians = figures.map(\.median).filter { $0 > 0 }
         let low = max(0.5, (allMedians.min() ?? 1) * 0.8), high = (allMedians.max() ?? 10) * 1.2
         var ticks: [Double] = []

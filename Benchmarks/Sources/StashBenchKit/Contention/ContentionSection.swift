@@ -24,6 +24,29 @@ public final class ContendedMemoryCache: ContentionContender {
     @inline(__always) public func set(_ key: Int, _ value: Int) { cache.setValue(value, forKey: key) }
 }
 
+/// `MemoryCache<String, Int>`: the memory tier of ``ContendedTieredCache`` alone, with
+/// the same key conversion, so that the two compare like for like.
+public final class ContendedStringMemoryCache: ContentionContender {
+    public static var displayName: String { "MemoryCache<String>" }
+    let cache: MemoryCache<String, Int>
+    public init(countLimit: Int) { cache = MemoryCache(countLimit: countLimit) }
+    @inline(__always) public func get(_ key: Int) -> Int? { cache.value(forKey: String(key)) }
+    @inline(__always) public func set(_ key: Int, _ value: Int) { cache.setValue(value, forKey: String(key)) }
+}
+
+/// The tiered `Cache<Int>` with a memory tier only (count limit as above): its
+/// memory hits, and its writes through the key stripes.
+public final class ContendedTieredCache: ContentionContender {
+    public static var displayName: String { "Cache (memory tier)" }
+    let cache: Cache<Int>
+    public init(countLimit: Int) {
+        // A memory tier is given, so the initialiser cannot throw.
+        cache = try! Cache(memory: MemoryCache(countLimit: countLimit), disk: nil)
+    }
+    @inline(__always) public func get(_ key: Int) -> Int? { try? cache.value(forKey: String(key)) ?? nil }
+    @inline(__always) public func set(_ key: Int, _ value: Int) { try? cache.setValue(value, forKey: String(key)) }
+}
+
 /// The floor: one `Dictionary` behind one pthread mutex; no limit, no eviction.
 public final class ContendedLockedDictionary: ContentionContender, @unchecked Sendable {
     // @unchecked Sendable: `storage` is only touched with `lock` held.
@@ -180,6 +203,8 @@ public func measureContention(_ plan: ContentionPlan, progress: ProgressHandler?
         (ContendedMemoryCache.displayName, { runContended(ContendedMemoryCache.self, countLimit: plan.countLimit, streams: $0) }),
         (ContendedLockedDictionary.displayName, { runContended(ContendedLockedDictionary.self, countLimit: plan.countLimit, streams: $0) }),
         (ContendedStripedDictionary.displayName, { runContended(ContendedStripedDictionary.self, countLimit: plan.countLimit, streams: $0) }),
+        (ContendedStringMemoryCache.displayName, { runContended(ContendedStringMemoryCache.self, countLimit: plan.countLimit, streams: $0) }),
+        (ContendedTieredCache.displayName, { runContended(ContendedTieredCache.self, countLimit: plan.countLimit, streams: $0) }),
     ]
     let zipf = ZipfDistribution(count: plan.keyCount, exponent: 0.99)
     let maxThreads = plan.threadCounts.max() ?? 1

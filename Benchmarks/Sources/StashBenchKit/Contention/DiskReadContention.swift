@@ -106,17 +106,25 @@ public func measureDiskReadContention(_ plan: DiskReadContentionPlan, progress: 
 
 /// Every stream read from `cache` on its own thread, started together; the wall time.
 private func readDiskCache(_ cache: DiskCache<Data>, keys: [String], streams: ArraySlice<[Int]>) throws -> UInt64 {
+    try readTogether("disk reads", streams: streams) { _, index in try? cache.value(forKey: keys[index]) }
+}
+
+/// Runs each stream on a thread of its own, started together, reading key `index`
+/// with `read(thread, index)`; the wall time. Every read must hit.
+private func readTogether(
+    _ what: String, streams: ArraySlice<[Int]>, _ read: @escaping @Sendable (_ thread: Int, _ index: Int) -> Data?
+) throws -> UInt64 {
     let outcome = StartGate.runTogether(streams.count) { thread in
         var (hits, sum) = (0, 0)
         for index in streams[streams.startIndex + thread] {
-            guard let value = try? cache.value(forKey: keys[index]) else { continue }
+            guard let value = read(thread, index) else { continue }
             hits += 1
             sum &+= value.count
         }
         return (streams[streams.startIndex + thread].count, hits, sum)
     }
     guard outcome.hits == outcome.lookups else {
-        throw BenchError("disk reads: \(outcome.lookups - outcome.hits) of \(outcome.lookups) reads missed")
+        throw BenchError("\(what): \(outcome.lookups - outcome.hits) of \(outcome.lookups) reads missed")
     }
     blackHole(outcome.sum)
     return outcome.nanoseconds
@@ -147,25 +155,13 @@ private func readRawSQLite(path: String, keys: [String], streams: ArraySlice<[In
     let statements = try connections.map { try $0.prepare("SELECT value FROM items WHERE key = ?1") }
     defer { for (connection, statement) in zip(connections, statements) { connection.close(finalizing: [statement]) } }
     let shared = UncheckedBox((connections, statements))
-    let outcome = StartGate.runTogether(streams.count) { thread in
+    return try readTogether("raw SQLite reads", streams: streams) { thread, index in
         let (connection, statement) = (shared.value.0[thread], shared.value.1[thread])
-        var (hits, sum) = (0, 0)
-        for index in streams[streams.startIndex + thread] {
-            let value = try? connection.read(statement, key: keyBytes[index]) { statement -> Data in
-                let count = Int(sqlite3_column_bytes(statement, 0))
-                return Data(bytes: sqlite3_column_blob(statement, 0), count: count)
-            }
-            guard let value else { continue }
-            hits += 1
-            sum &+= value.count
+        let value = try? connection.read(statement, key: keyBytes[index]) { statement -> Data in
+            Data(bytes: sqlite3_column_blob(statement, 0), count: Int(sqlite3_column_bytes(statement, 0)))
         }
-        return (streams[streams.startIndex + thread].count, hits, sum)
+        return value ?? nil
     }
-    guard outcome.hits == outcome.lookups else {
-        throw BenchError("raw SQLite reads: \(outcome.lookups - outcome.hits) of \(outcome.lookups) reads missed")
-    }
-    blackHole(outcome.sum)
-    return outcome.nanoseconds
 }
 
 /// Hands non-Sendable values to threads that each use only their own element.
