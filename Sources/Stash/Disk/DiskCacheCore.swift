@@ -14,10 +14,14 @@ import Logging
 /// never touches either. Methods whose name starts with `_` assume the lock is
 /// held. Encoding and decoding run outside the lock; only storage calls run
 /// under it. Writes go through ``GroupCommit``: the writes that queue while a
-/// commit is in flight are stored by the next one, in one transaction.
+/// commit is in flight are stored by the next one, in one transaction. Reads go
+/// first through the storage's ``ManifestReaderPool``, without the lock (see
+/// ``freshItem(forKey:)``).
 final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `storage` and every `var` below are private and only
-    // touched with `lock` held; the `let`s are immutable and Sendable (KVStorage
+    // touched with `lock` held, but `hits` and `misses` (with `readLock` held) and
+    // `ageLimit` (written with both held, read with either); the `let`s are
+    // immutable and Sendable (`readers` and `accessLog` are thread-safe; KVStorage
     // itself is not, which is why it never escapes the lock). The background
     // consistency check opens no storage of its own here: it goes through
     // KVStorage.checkConsistency(ofDirectory:...), which opens, uses and closes
@@ -420,7 +424,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Whether an entry written at `modificationTime` is past the age limit.
-    /// Reads the clock only when there is a limit.
+    /// Reads the clock only when there is a limit. Needs `lock` or `readLock` held.
     private func _isTooOld(modificationTime: Int64) -> Bool {
         ageLimit != .max && clock.nanosecondsNow &- modificationTime >= ageLimit
     }
