@@ -50,6 +50,7 @@ public struct DiskReadContentionReport: Sendable, Codable {
     public var figures: [DiskReadFigure]
 
     public static let diskCache = "DiskCache<Data>"
+    public static let diskCacheAsync = "DiskCache<Data>, async"
     public static let rawSQLite = "SQLite, a connection per thread"
 
     public func figure(_ contender: String, _ threads: Int) -> DiskReadFigure? {
@@ -86,6 +87,7 @@ public func measureDiskReadContention(_ plan: DiskReadContentionPlan, progress: 
 
     let contenders: [(name: String, run: (Int) throws -> UInt64)] = [
         (DiskReadContentionReport.diskCache, { threads in try readDiskCache(cache, keys: keys, streams: streams[0..<threads]) }),
+        (DiskReadContentionReport.diskCacheAsync, { threads in try readDiskCacheAsync(cache, keys: keys, streams: streams[0..<threads]) }),
         (DiskReadContentionReport.rawSQLite, { threads in try readRawSQLite(path: sqlitePath, keys: keys, streams: streams[0..<threads]) }),
     ]
     var figures = contenders.flatMap { contender in
@@ -107,6 +109,33 @@ public func measureDiskReadContention(_ plan: DiskReadContentionPlan, progress: 
 /// Every stream read from `cache` on its own thread, started together; the wall time.
 private func readDiskCache(_ cache: DiskCache<Data>, keys: [String], streams: ArraySlice<[Int]>) throws -> UInt64 {
     try readTogether("disk reads", streams: streams) { _, index in try? cache.value(forKey: keys[index]) }
+}
+
+/// Every stream read from `cache` through its async API: each thread starts a task
+/// that awaits its reads one after the other, and waits for it; the wall time.
+private func readDiskCacheAsync(_ cache: DiskCache<Data>, keys: [String], streams: ArraySlice<[Int]>) throws -> UInt64 {
+    let outcome = StartGate.runTogether(streams.count) { thread in
+        let done = DispatchSemaphore(value: 0)
+        let tally = TaskTally()
+        let stream = streams[streams.startIndex + thread]
+        Task {
+            var (hits, sum) = (0, 0)
+            for index in stream {
+                guard let value = try? await cache.value(forKey: keys[index]) else { continue }
+                hits += 1
+                sum &+= value.count
+            }
+            tally.set((stream.count, hits, sum))
+            done.signal()
+        }
+        done.wait()
+        return tally.get()
+    }
+    guard outcome.hits == outcome.lookups else {
+        throw BenchError("async disk reads: \(outcome.lookups - outcome.hits) of \(outcome.lookups) reads missed")
+    }
+    blackHole(outcome.sum)
+    return outcome.nanoseconds
 }
 
 /// Runs each stream on a thread of its own, started together, reading key `index`
@@ -164,6 +193,15 @@ private func readRawSQLite(path: String, keys: [String], streams: ArraySlice<[In
     }
 }
 
+/// What a reading task counted, handed back to its thread.
+private final class TaskTally: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var value = (lookups: 0, hits: 0, sum: 0)
+    func set(_ tally: (lookups: Int, hits: Int, sum: Int)) { lock.withLock { value = tally } }
+    func get() -> (lookups: Int, hits: Int, sum: Int) { lock.withLock { value } }
+}
+
 /// Hands non-Sendable values to threads that each use only their own element.
 private final class UncheckedBox<Value>: @unchecked Sendable {
     // @unchecked Sendable: each thread touches only the connection and statement
@@ -181,7 +219,7 @@ extension DiskReadContentionReport {
         text += "holds the same rows in a bare SQLite table (WAL) read through one connection per thread. Median of "
         text += "\(plan.rounds) rounds, interleaved.\n\n"
         text += "| reader | threads | median k reads/s | ÷ 1 thread | ÷ floor, same threads |\n|---|---:|---:|---:|---:|\n"
-        for contender in [Self.diskCache, Self.rawSQLite] {
+        for contender in [Self.diskCache, Self.diskCacheAsync, Self.rawSQLite] {
             for threads in plan.threadCounts {
                 guard let figure = figure(contender, threads) else { continue }
                 let one = self.figure(contender, 1)?.median ?? 0
