@@ -14,8 +14,10 @@
 extension KVStorage {
     /// Records that `key` was read at `time`, flushing when too many are pending.
     func recordAccess(_ key: String, at time: Int64) {
-        accessLog.record(key, at: time)
-        flushAccessTimesIfDue()
+        // The count the log returns spares a second trip through its lock per read.
+        if accessLog.record(key, at: time) >= options.accessFlushThreshold {
+            flushAccessTimesIfDue()
+        }
     }
 
     /// Flushes the pending access times once ``KVStorageOptions/accessFlushThreshold``

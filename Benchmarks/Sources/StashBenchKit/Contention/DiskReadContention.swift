@@ -114,28 +114,16 @@ private func readDiskCache(_ cache: DiskCache<Data>, keys: [String], streams: Ar
 /// Every stream read from `cache` through its async API: each thread starts a task
 /// that awaits its reads one after the other, and waits for it; the wall time.
 private func readDiskCacheAsync(_ cache: DiskCache<Data>, keys: [String], streams: ArraySlice<[Int]>) throws -> UInt64 {
-    let outcome = StartGate.runTogether(streams.count) { thread in
+    try runReaders("async disk reads", streams: streams) { _, stream in
         let done = DispatchSemaphore(value: 0)
         let tally = TaskTally()
-        let stream = streams[streams.startIndex + thread]
         Task {
-            var (hits, sum) = (0, 0)
-            for index in stream {
-                guard let value = try? await cache.value(forKey: keys[index]) else { continue }
-                hits += 1
-                sum &+= value.count
-            }
-            tally.set((stream.count, hits, sum))
+            tally.set(await tallied(stream) { index in try? await cache.value(forKey: keys[index]) })
             done.signal()
         }
         done.wait()
         return tally.get()
     }
-    guard outcome.hits == outcome.lookups else {
-        throw BenchError("async disk reads: \(outcome.lookups - outcome.hits) of \(outcome.lookups) reads missed")
-    }
-    blackHole(outcome.sum)
-    return outcome.nanoseconds
 }
 
 /// Runs each stream on a thread of its own, started together, reading key `index`
@@ -143,20 +131,47 @@ private func readDiskCacheAsync(_ cache: DiskCache<Data>, keys: [String], stream
 private func readTogether(
     _ what: String, streams: ArraySlice<[Int]>, _ read: @escaping @Sendable (_ thread: Int, _ index: Int) -> Data?
 ) throws -> UInt64 {
+    try runReaders(what, streams: streams) { thread, stream in tallied(stream) { read(thread, $0) } }
+}
+
+/// Runs `readStream(thread, stream)` for each stream on a thread of its own, started
+/// together; the wall time. Every read must hit.
+private func runReaders(
+    _ what: String, streams: ArraySlice<[Int]>,
+    _ readStream: @escaping @Sendable (_ thread: Int, _ stream: [Int]) -> (hits: Int, sum: Int)
+) throws -> UInt64 {
     let outcome = StartGate.runTogether(streams.count) { thread in
-        var (hits, sum) = (0, 0)
-        for index in streams[streams.startIndex + thread] {
-            guard let value = read(thread, index) else { continue }
-            hits += 1
-            sum &+= value.count
-        }
-        return (streams[streams.startIndex + thread].count, hits, sum)
+        let stream = streams[streams.startIndex + thread]
+        let (hits, sum) = readStream(thread, stream)
+        return (stream.count, hits, sum)
     }
     guard outcome.hits == outcome.lookups else {
         throw BenchError("\(what): \(outcome.lookups - outcome.hits) of \(outcome.lookups) reads missed")
     }
     blackHole(outcome.sum)
     return outcome.nanoseconds
+}
+
+/// Reads every key index of `stream`; the hits and the sum of their sizes.
+private func tallied(_ stream: [Int], _ read: (Int) -> Data?) -> (hits: Int, sum: Int) {
+    var (hits, sum) = (0, 0)
+    for index in stream {
+        guard let value = read(index) else { continue }
+        hits += 1
+        sum &+= value.count
+    }
+    return (hits, sum)
+}
+
+/// ``tallied(_:_:)`` for an async read.
+private func tallied(_ stream: [Int], _ read: (Int) async -> Data?) async -> (hits: Int, sum: Int) {
+    var (hits, sum) = (0, 0)
+    for index in stream {
+        guard let value = await read(index) else { continue }
+        hits += 1
+        sum &+= value.count
+    }
+    return (hits, sum)
 }
 
 /// The rows DiskCache would hold, in a bare table: `key TEXT PRIMARY KEY, value BLOB`.
@@ -197,9 +212,9 @@ private func readRawSQLite(path: String, keys: [String], streams: ArraySlice<[In
 private final class TaskTally: @unchecked Sendable {
     // @unchecked Sendable: `value` is only touched with `lock` held.
     private let lock = NSLock()
-    private var value = (lookups: 0, hits: 0, sum: 0)
-    func set(_ tally: (lookups: Int, hits: Int, sum: Int)) { lock.withLock { value = tally } }
-    func get() -> (lookups: Int, hits: Int, sum: Int) { lock.withLock { value } }
+    private var value = (hits: 0, sum: 0)
+    func set(_ tally: (hits: Int, sum: Int)) { lock.withLock { value = tally } }
+    func get() -> (hits: Int, sum: Int) { lock.withLock { value } }
 }
 
 /// Hands non-Sendable values to threads that each use only their own element.
