@@ -158,6 +158,14 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         return Found(value: value, size: item.size, expiration: item.expirationTime)
     }
 
+    /// What a read through ``readers`` found.
+    private enum PooledRead {
+        case item(KVStorage.Item)
+        case absent
+        /// Read again under `lock` (see ``freshItem(forKey:)``).
+        case unsure
+    }
+
     /// The entry for `key` (in stored form) unless there is none or it is past the
     /// age limit, counted as a hit or a miss.
     ///
@@ -167,24 +175,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// where an entry past the age limit is removed under the same lock as the read.
     private func freshItem(forKey key: String) throws(StashError) -> KVStorage.Item? {
         try KVStorage.validate(key)
-        let now = clock.nanosecondsNow
-        switch readers.read(key, now: now) {
-        case .found(let item, let recordsAccess):
-            let fresh = readLock.withLock { () -> Bool in
-                guard !_isTooOld(modificationTime: item.modificationTime) else { return false }
-                hits += 1
-                return true
-            }
-            guard fresh else { break }  // past the age limit: the locked read removes it
-            if recordsAccess, accessLog.record(key, at: now) >= accessFlushThreshold {
-                lock.withLock { storage.flushAccessTimesIfDue() }
-            }
-            return item
-        case .absent:
-            readLock.withLock { misses += 1 }
-            return nil
-        case .unsure:
-            break
+        switch pooledFreshItem(forKey: key, onCallerThread: false) {
+        case .item(let item): return item
+        case .absent: return nil
+        case .unsure: break
         }
         return try withStorage { storage throws(StashError) -> KVStorage.Item? in
             guard let item = try storage.value(forKey: key) else {
@@ -198,6 +192,67 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
             }
             readLock.withLock { hits += 1 }
             return item
+        }
+    }
+
+    /// The read through ``readers``, counted as a hit or a miss unless `.unsure`
+    /// (which counts nothing). With `onCallerThread`, the read blocks on nothing
+    /// but a SQLite lookup: a value in a file of its own is `.unsure`, and a flush
+    /// of the access log that the read makes due runs later on ``ioQueue``.
+    private func pooledFreshItem(forKey key: String, onCallerThread: Bool) -> PooledRead {
+        let now = clock.nanosecondsNow
+        switch readers.read(key, now: now, readsFiles: !onCallerThread) {
+        case .found(let item, let recordsAccess):
+            let fresh = readLock.withLock { () -> Bool in
+                guard !_isTooOld(modificationTime: item.modificationTime) else { return false }
+                hits += 1
+                return true
+            }
+            guard fresh else { return .unsure }  // past the age limit: the locked read removes it
+            if recordsAccess, accessLog.record(key, at: now) >= accessFlushThreshold {
+                if onCallerThread {
+                    ioQueue.async { [self] in lock.withLock { storage.flushAccessTimesIfDue() } }
+                } else {
+                    lock.withLock { storage.flushAccessTimesIfDue() }
+                }
+            }
+            return .item(item)
+        case .absent:
+            readLock.withLock { misses += 1 }
+            return .absent
+        case .unsure:
+            return .unsure
+        }
+    }
+
+    /// What ``valueOnCallerThread(forKey:)`` did.
+    enum CallerThreadRead {
+        /// The read is done: the value, or `nil` for a miss.
+        case done(Value?)
+        /// The read needs the cache's I/O queue (see ``run(_:)``).
+        case needsIOQueue
+    }
+
+    /// The async read's first try, on the caller's thread (issue #26: the hop to
+    /// ``ioQueue`` and back costs eight to ten times a read): a lookup on a reader
+    /// of the pool, which blocks on no lock of the cache's and reads no file.
+    /// Anything it cannot settle so (a value in a file of its own, no idle reader,
+    /// an expired or damaged entry, a value that fails to decode) is
+    /// `.needsIOQueue`, having counted nothing.
+    func valueOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead {
+        let key = KVStorage.storedKey(key)
+        try KVStorage.validate(key)
+        switch pooledFreshItem(forKey: key, onCallerThread: true) {
+        case .item(let item):
+            guard let value = try? codec.decode(item.value) else {
+                readLock.withLock { hits -= 1 }  // the read on the queue counts it again
+                return .needsIOQueue
+            }
+            return .done(value)
+        case .absent:
+            return .done(nil)
+        case .unsure:
+            return .needsIOQueue
         }
     }
 

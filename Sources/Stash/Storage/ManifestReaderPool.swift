@@ -84,10 +84,15 @@ final class ManifestReaderPool: @unchecked Sendable {
     /// (SQLite's busy timeout bounds a wait for a lock, which WAL readers meet only
     /// while another connection recovers the WAL).
     ///
+    /// With `readsFiles` false, a value kept in a file of its own is not read: the
+    /// outcome is `.unsure` (the async API's read on the caller's thread, which
+    /// leaves file reads to the cache's I/O queue).
+    ///
     /// - Complexity: O(log n) in the number of entries, plus O(size) to copy the value.
-    func read(_ key: String, now: Int64) -> Outcome {
+    func read(_ key: String, now: Int64, readsFiles: Bool = true) -> Outcome {
         guard let (reader, generation) = take() else { return .unsure }
-        let (outcome, healthy) = reader.read(key, now: now, accessTimeResolution: accessTimeResolution)
+        let (outcome, healthy) = reader.read(
+            key, now: now, accessTimeResolution: accessTimeResolution, readsFiles: readsFiles)
         giveBack(reader, openedIn: generation, healthy: healthy)
         return outcome
     }
@@ -187,7 +192,9 @@ final class ManifestReader {
     /// See ``ManifestReaderPool/read(_:now:)``; `healthy` is false when the reader
     /// should not be used again (a SQLite error, or a value file its data/ lacks:
     /// data/ may have been replaced by a `removeAll()`).
-    func read(_ key: String, now: Int64, accessTimeResolution: Int64) -> (outcome: ManifestReaderPool.Outcome, healthy: Bool) {
+    func read(
+        _ key: String, now: Int64, accessTimeResolution: Int64, readsFiles: Bool
+    ) -> (outcome: ManifestReaderPool.Outcome, healthy: Bool) {
         func found(_ value: Data, _ row: KVStorage.Row) -> ManifestReaderPool.Outcome {
             .found(row.item(value), recordsAccess: row.needsAccessRecorded(at: now, resolution: accessTimeResolution))
         }
@@ -203,6 +210,7 @@ final class ManifestReader {
             let bytes = row.inlineData ?? Data()
             return bytes.count == row.size ? (found(bytes, row), true) : (.unsure, true)
         }
+        guard readsFiles else { return (.unsure, true) }
         guard let value = readFile(filename, expectedSize: row.size, forKey: key) else { return (.unsure, false) }
         return (found(value, row), true)
     }

@@ -46,6 +46,53 @@ import Testing
         }
     }
 
+    /// The async read of an inline value runs on the caller's thread: it returns
+    /// while the cache's queue is busy; a file value goes through the queue.
+    @Test func anAsyncReadOfAnInlineValueDoesNotWaitForTheCachesQueue() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache<Data>(directory: directory.appending("cache"))
+            try await cache.setValue(Data("inline".utf8), forKey: "small")
+            try await cache.setValue(Data(repeating: 7, count: 40_000), forKey: "large")  // a file value
+            let busy = AsyncGate(), release = DispatchSemaphore(value: 0)
+            // What a long removeAll() does: hold the queue for as long as it takes.
+            let holder = Task {
+                try await cache.core.run {
+                    busy.open()
+                    return release.wait(timeout: .now() + Self.bound)  // on the queue's thread, not the pool's
+                }
+            }
+            await busy.wait()  // bounded by the suite's time limit
+            let small = try await cache.value(forKey: "small")
+            let missing = try await cache.value(forKey: "missing")
+            release.signal()
+            // Released, not timed out: the reads above returned while the queue was held.
+            #expect(try await holder.value == .success)
+            #expect(small == Data("inline".utf8))
+            #expect(missing == nil)
+            #expect(try await cache.value(forKey: "large") == Data(repeating: 7, count: 40_000))
+            let statistics = cache.statistics
+            #expect(statistics.hits == 2 && statistics.misses == 1)
+            await cache.close()
+        }
+    }
+
+    /// A value that fails to decode, read asynchronously, is removed, logged and
+    /// counted once as a miss, as the synchronous read does.
+    @Test func anAsyncReadOfAValueThatFailsToDecodeIsAMissRemovedAndLogged() async throws {
+        try await withTemporaryDirectory { directory in
+            let raw = try makeDiskCache(directory, codec: .data)
+            try await raw.setValue(Data([0xFF, 0xFE]), forKey: "bad")
+            await raw.close()
+            let log = LogRecorder()
+            let strings = try makeDiskCache(directory, codec: .string, logger: log.logger)
+            #expect(try await strings.value(forKey: "bad") == nil)
+            #expect(try await !strings.contains("bad"))
+            #expect(log.contains(level: .error, "could not decode"))
+            let statistics = strings.statistics
+            #expect(statistics.hits == 0 && statistics.misses == 1)
+        }
+    }
+
     @Test func everyThreadReadsWhatItWroteAndNothingAfterItsRemoval() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try DiskCache<Data>(
