@@ -61,12 +61,18 @@ struct StashProxyCommand: AsyncParsableCommand {
     ///
     /// The read timeout is kept by the client's event loop, between two reads from the socket: the
     /// time a task waits for a thread does not count.
+    ///
+    /// An idle connection to the origin is closed after 4 s (AsyncHTTPClient's default is 60 s), below
+    /// the shortest common keep-alive of origins (Node.js and Apache httpd close idle connections
+    /// after 5 s): a request sent on a connection at the moment the origin closes it fails, or is
+    /// repeated, which showed as a 502 or a duplicate request in the cache-tests suite's setup.
     static func originClientConfiguration(readTimeout: TimeAmount) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.idleTimeout = .seconds(4)
         // Apple platforms: Network.framework would wait for connectivity on a refused
         // connection; fail at once, as on Linux.
         configuration.networkFrameworkWaitForConnectivity = false

@@ -38,6 +38,11 @@ struct StashBench: ParsableCommand {
     @Option(help: "Which parts of the contention section to run (repeatable): memory (MemoryCache and its floors), disk (DiskCache reads). Default: both.")
     var contentionPart: [ContentionPart] = []
 
+    @Option(help: ArgumentHelp(
+        "Which contenders of the contention section's memory part to run (repeatable), by the name in its table, such as MemoryCache. Default: all.",
+        discussion: "For profiling one; the page should come from a run of all."))
+    var contender: [String] = []
+
     enum DiskPart: String, ExpressibleByArgument, CaseIterable {
         case workloads, concurrent, crossover, open
     }
@@ -179,8 +184,10 @@ struct StashBench: ParsableCommand {
         var contention: ContentionReport?
         if sections.contains(.contention) {
             let parts = contentionPart.isEmpty ? ContentionPart.allCases : contentionPart
+            var plan = ContentionPlan(quick: quick, rounds: runs, seed: seed)
+            plan.contenders = contender
             var report = parts.contains(.memory)
-                ? measureContention(ContentionPlan(quick: quick, rounds: runs, seed: seed), progress: progress)
+                ? measureContention(plan, progress: progress)
                 : ContentionReport(plan: ContentionPlan(quick: quick, rounds: runs, seed: seed), mixes: [], figures: [],
                                    loadAverageAtStart: MachineInfo.loadAverage(), loadAverageAtEnd: "")
             if parts.contains(.disk) {

@@ -2,7 +2,8 @@
 // plain MemoryCache lookup of the same 1 KB entry, in one run. The origin is an in-process
 // closure that answers at once, so the figures are the engine's own cost.
 //
-// usage: stash-http-bench [--rounds N] [--quick] [--directory DIR]
+// usage: stash-http-bench [--rounds N] [--quick] [--directory DIR] [--contention]
+// --contention runs the fresh hit from 1, 2 and 4 tasks at once instead (HTTPContention.swift).
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -24,6 +25,10 @@ struct HTTPBench {
         let arguments = CommandLine.arguments
         let quick = arguments.contains("--quick")
         let rounds = value(after: "--rounds", in: arguments).flatMap { Int($0) } ?? (quick ? 5 : 11)
+        if arguments.contains("--contention") {
+            try await HTTPContention.run(rounds: rounds, quick: quick)
+            return
+        }
         let directory = value(after: "--directory", in: arguments) ?? "/tmp/stash-http-bench-\(getpid())"
         let scale = quick ? 10 : 1
         let body = [UInt8](repeating: 0x61, count: 1024)

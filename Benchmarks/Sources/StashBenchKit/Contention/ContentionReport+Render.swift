@@ -23,7 +23,7 @@ extension ContentionReport {
                     let striped = self.figure(mix.name, ContendedStripedDictionary.displayName, threads)?.median ?? 0
                     let hit = figure.hitPercent.isEmpty ? 0 : StashBenchKit.median(figure.hitPercent)
                     text += "| \(contender) | \(threads) | \(fixed(figure.best, 2)) | \(fixed(figure.median, 2)) | "
-                    text += "\(fixed(figure.median / max(one, 1e-9), 2))× | \(fixed(figure.median / max(striped, 1e-9), 2))× | "
+                    text += "\(fixed(figure.median / max(one, 1e-9), 2))× | \(striped > 0 ? fixed(figure.median / striped, 2) + "×" : "–") | "
                     text += "\(fixed(hit, 1)) |\n"
                 }
             }

@@ -89,6 +89,8 @@ public struct ContentionPlan: Sendable, Codable {
     public var threadCounts = [1, 2, 4]
     public var rounds = 5
     public var seed: UInt64 = 20_240_601
+    /// The contenders to run, by display name; empty for all.
+    public var contenders: [String] = []
 
     public init(quick: Bool, rounds: Int?, seed: UInt64) {
         if quick { operationsPerThread = 200_000 }
@@ -199,13 +201,14 @@ func runContended<C: ContentionContender>(_ type: C.Type, countLimit: Int, strea
 /// each round runs them all once, so noise on the machine hits all alike.
 public func measureContention(_ plan: ContentionPlan, progress: ProgressHandler?) -> ContentionReport {
     let mixes = [ContentionMix(name: "read-heavy", setPercent: 5), ContentionMix(name: "write-heavy", setPercent: 50)]
-    let contenders: [(name: String, run: (ArraySlice<ContentionStream>) -> (mops: Double, hitPercent: Double))] = [
+    let allContenders: [(name: String, run: (ArraySlice<ContentionStream>) -> (mops: Double, hitPercent: Double))] = [
         (ContendedMemoryCache.displayName, { runContended(ContendedMemoryCache.self, countLimit: plan.countLimit, streams: $0) }),
         (ContendedLockedDictionary.displayName, { runContended(ContendedLockedDictionary.self, countLimit: plan.countLimit, streams: $0) }),
         (ContendedStripedDictionary.displayName, { runContended(ContendedStripedDictionary.self, countLimit: plan.countLimit, streams: $0) }),
         (ContendedStringMemoryCache.displayName, { runContended(ContendedStringMemoryCache.self, countLimit: plan.countLimit, streams: $0) }),
         (ContendedTieredCache.displayName, { runContended(ContendedTieredCache.self, countLimit: plan.countLimit, streams: $0) }),
     ]
+    let contenders = allContenders.filter { plan.contenders.isEmpty || plan.contenders.contains($0.name) }
     let zipf = ZipfDistribution(count: plan.keyCount, exponent: 0.99)
     let maxThreads = plan.threadCounts.max() ?? 1
     let loadAtStart = MachineInfo.loadAverage()
