@@ -93,6 +93,22 @@ public final class HTTPCache: Sendable {
         try await engine.invalidate(scheme: request.scheme, authority: request.authority, path: request.path ?? "/")
     }
 
+    /// The cache's counters, in the form every Stash cache reports (so `StashMetrics`'
+    /// `CacheMetrics` exports them), counted per response:
+    /// - ``CacheStatistics/hits``: responses served from the store without asking the origin
+    ///   (outcomes ``HTTPCacheOutcome/hit`` and ``HTTPCacheOutcome/stale``);
+    /// - ``CacheStatistics/misses``: responses for which the cache asked the origin
+    ///   (``HTTPCacheOutcome/miss`` and ``HTTPCacheOutcome/revalidated``); a request that
+    ///   bypasses the cache (``HTTPCacheOutcome/bypass``) is neither;
+    /// - ``CacheStatistics/staleValuesServed``: the ``HTTPCacheOutcome/stale`` responses, also
+    ///   counted in `hits`;
+    /// - ``CacheStatistics/evictions``: its memory and disk tiers' evictions, added up.
+    ///
+    /// The load counters stay 0.
+    ///
+    /// - Complexity: O(1). Never blocks on disk I/O. Thread-safe.
+    public var statistics: CacheStatistics { engine.statistics }
+
     /// Writes pending state and closes the disk tier. Later calls still answer from memory and
     /// the origin, without the disk tier.
     ///

@@ -10,9 +10,11 @@ import Stash
 /// let reporting = Task { await metrics.run(every: .seconds(10)) { users.statistics } }
 /// ```
 ///
-/// The caches keep their counters in memory under the lock each already takes
-/// for a lookup; this type reads them with the cache's `statistics` property
-/// (on `MemoryCache`, `DiskCache` or `Cache`) and
+/// The caches keep their counters in memory, under the lock each already takes
+/// for a lookup (`HTTPCache` and `RedisCacheTier` take a short one of their own
+/// per response or read, beside work that costs microseconds); this type reads
+/// them with the cache's `statistics` property (on `MemoryCache`, `DiskCache`,
+/// `Cache`, StashHTTP's `HTTPCache` or StashRedis' `RedisCacheTier`) and
 /// adds what changed since its previous reading to swift-metrics counters. So
 /// exporting adds nothing to a cache's hit path: no lock, no allocation, no
 /// metrics call per lookup. Counters lag by at most one reporting interval.

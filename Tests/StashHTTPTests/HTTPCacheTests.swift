@@ -37,6 +37,25 @@ import Testing
         #expect(origin.count == 2)
     }
 
+    @Test func statisticsCountEachResponseByWhetherTheOriginWasAsked() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Date", httpDate(clock))])
+        #expect(try await cache.get(makeRequest(), origin).0.outcome == .miss)
+        #expect(try await cache.get(makeRequest(), origin).0.outcome == .hit)
+        clock.advance(by: .seconds(61))
+        // The client accepts a stale response.
+        #expect(try await cache.get(makeRequest("/resource", [("Cache-Control", "max-stale=10")]), origin).0.outcome == .stale)
+        origin.respond(304, [("Cache-Control", "max-age=60"), ("Date", httpDate(clock))], body: "")
+        #expect(try await cache.get(makeRequest(), origin).0.outcome == .revalidated)
+        #expect(try await cache.get(makeRequest(method: .post), origin).0.outcome == .bypass)
+        let statistics = cache.statistics
+        #expect(statistics.hits == 2)  // the hit and the stale response
+        #expect(statistics.misses == 2)  // the miss and the revalidation
+        #expect(statistics.staleValuesServed == 1)
+        #expect(statistics.evictions == 0)
+    }
+
     @Test func aStoredGETResponseAnswersAHEADWithoutItsBody() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)

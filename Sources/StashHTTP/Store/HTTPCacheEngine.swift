@@ -24,6 +24,13 @@ final class HTTPCacheEngine: Sendable {
         var diskClosed = false
     }
     private let state = LockedValue(State())
+    /// How many responses had each outcome (see ``statistics``).
+    private let outcomes = LockedValue(OutcomeCounts())
+    private struct OutcomeCounts {
+        var servedFromStore = 0
+        var stale = 0
+        var forwarded = 0
+    }
     /// Disk failures, logged once per incident, not per call; the first success ends one.
     private let diskIncidents: IncidentLog
 
@@ -68,6 +75,18 @@ final class HTTPCacheEngine: Sendable {
         } else {
             disk = nil
         }
+    }
+
+    // MARK: - Statistics
+
+    /// See ``HTTPCache/statistics``.
+    var statistics: CacheStatistics {
+        let counts = outcomes.withLock { $0 }
+        let memory = memory.statistics, disk = disk?.statistics ?? CacheStatistics()
+        return CacheStatistics(
+            hits: counts.servedFromStore, misses: counts.forwarded, evictions: memory.evictions + disk.evictions,
+            evictionsByReason: memory.evictionsByReason.merging(disk.evictionsByReason, uniquingKeysWith: +),
+            staleValuesServed: counts.stale)
     }
 
     // MARK: - Keys
@@ -256,8 +275,14 @@ final class HTTPCacheEngine: Sendable {
             response: HTTPResponse(status: .gatewayTimeout, headerFields: fields), body: HTTPBody(), outcome: .miss))
     }
 
-    /// Adds `Cache-Status` when configured.
+    /// Counts the outcome, and adds `Cache-Status` when configured: every response passes here.
     func finish(_ result: HTTPCacheResponse) -> HTTPCacheResponse {
+        switch result.outcome.kind {
+        case .hit: outcomes.withLock { $0.servedFromStore += 1 }
+        case .stale: outcomes.withLock { ($0.servedFromStore, $0.stale) = ($0.servedFromStore + 1, $0.stale + 1) }
+        case .miss, .revalidated: outcomes.withLock { $0.forwarded += 1 }
+        case .bypass: break
+        }
         guard configuration.addsCacheStatus else { return result }
         var result = result
         result.response.headerFields.append(HTTPField(

@@ -56,6 +56,18 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// This tier instance's identity in invalidation messages: its own messages are ignored.
     public var instanceID: String { engine.instanceID }
 
+    /// This instance's reads, in the form every Stash cache reports (so `StashMetrics`'
+    /// `CacheMetrics` exports them): ``CacheStatistics/hits`` counts keys read with a live
+    /// value, ``CacheStatistics/misses`` keys read without one, by ``entry(forKey:)`` and
+    /// ``entries(forKeys:)`` (each key of a batch counts). A read that fails (an open breaker,
+    /// a timeout) is neither. Evictions stay 0: Redis evicts on its own, unseen by the tier.
+    ///
+    /// - Complexity: O(1). Thread-safe; never waits for Redis.
+    public var statistics: CacheStatistics {
+        let (hits, misses) = engine.lookups.withLock { $0 }
+        return CacheStatistics(hits: hits, misses: misses)
+    }
+
     /// Creates a tier. No I/O happens until the first call.
     ///
     /// - Parameters:

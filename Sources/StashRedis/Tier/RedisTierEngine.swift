@@ -35,6 +35,8 @@ final class RedisTierEngine: Sendable {
     let emptiesAfterRestart: Bool
     /// The primaries' `run_id`s as last seen, to tell a restart.
     let knownRunIDs = LockedValue<RunIDs>([:])
+    /// Reads that found a live value, and reads that did not (see `RedisCacheTier.statistics`).
+    let lookups = LockedValue((hits: 0, misses: 0))
 
     init(executor: any RedisCommandExecutor, keyPrefix: String, channel: String, publishesInvalidations: Bool,
          maximumValueSize: Int, failureThreshold: Int, openDuration: Duration,
@@ -64,8 +66,19 @@ final class RedisTierEngine: Sendable {
     @usableFromInline
     func storedValue(forKey key: String) async throws(RedisError) -> StoredValue? {
         let redisKey = self.redisKey(key)
-        guard let stored = try await call({ executor throws(RedisError) in try await executor.get(redisKey) }) else { return nil }
-        return try decodeHeader(stored, key: key, nowMilliseconds: wallMilliseconds())
+        guard let stored = try await call({ executor throws(RedisError) in try await executor.get(redisKey) }) else {
+            count(hits: 0, misses: 1)
+            return nil
+        }
+        let value = try decodeHeader(stored, key: key, nowMilliseconds: wallMilliseconds())
+        count(hits: value == nil ? 0 : 1, misses: value == nil ? 1 : 0)
+        return value
+    }
+
+    /// Adds to ``lookups``.
+    @usableFromInline
+    func count(hits: Int, misses: Int) {
+        lookups.withLock { $0 = ($0.hits + hits, $0.misses + misses) }
     }
 
     /// ``storedValue(forKey:)`` for several keys, in one round trip: one `MGET` on a single
@@ -101,6 +114,8 @@ final class RedisTierEngine: Sendable {
                 }
             }
         }
+        let hits = values.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        count(hits: hits, misses: values.count - hits)
         return values
     }
 

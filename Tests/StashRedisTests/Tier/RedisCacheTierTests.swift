@@ -62,6 +62,16 @@ final class RedisCacheTierTests: XCTestCase {
         wall.advance(by: .seconds(31))
         let entry = try await tier.entry(forKey: "k")
         XCTAssertNil(entry)
+        XCTAssertEqual(tier.statistics, CacheStatistics(hits: 0, misses: 1))  // an expired header is a miss
+    }
+
+    func testStatisticsCountEveryKeyReadAsAHitOrAMiss() async throws {
+        let tier = makeTier()
+        try await tier.setValues([("a", "1"), ("b", "2")], timeToLive: nil)
+        _ = try await tier.entry(forKey: "a")
+        _ = try await tier.entry(forKey: "missing")
+        _ = try await tier.entries(forKeys: ["a", "b", "missing"])
+        XCTAssertEqual(tier.statistics, CacheStatistics(hits: 3, misses: 2))
     }
 
     func testBatchesReadAndWriteInOneWrite() async throws {
