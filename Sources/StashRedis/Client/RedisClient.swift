@@ -10,10 +10,13 @@ import NIOPosix
 ///
 /// ```swift
 /// let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: 6379))
-/// try await client.set("greeting", to: ByteBuffer(string: "hello"), expiringAfter: .seconds(30))
-/// let value = try await client.get("greeting")
+/// let tier = RedisCacheTier(client: client, codec: DiskCodec<String>.string)
+/// // ... use the tier, alone or as a Cache's remote tier ...
+/// await tier.close()
 /// await client.close()
 /// ```
+///
+/// Its commands are the package's own: the client exists to carry ``RedisCacheTier``.
 ///
 /// Connections open lazily on first use, so creating a client never blocks and
 /// never fails. Every command is async and never blocks a thread.
@@ -47,7 +50,7 @@ public final class RedisClient: RedisCommandExecutor {
     ///   `.unavailable` while reconnecting backs off, `.timeout`, `.connectionFailed`,
     ///   `.connectionClosed` or `.protocolViolation`.
     /// - Complexity: One round trip; pipelined with other callers' commands.
-    public func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+    package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
         try await pool.connection().outcome(of: command).get()
     }
 
@@ -57,7 +60,7 @@ public final class RedisClient: RedisCommandExecutor {
     /// - Returns: One result per command: its reply, `.serverError` for an error
     ///   reply, or the connection's failure (commands answered before a failure keep their replies).
     /// - Complexity: One round trip for all of them; the caller is woken once, when the last reply arrives.
-    public func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
+    package func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
         let connection: RedisConnection
         do {
             connection = try await pool.connection()
@@ -70,7 +73,7 @@ public final class RedisClient: RedisCommandExecutor {
     /// Returns `[self]`: one server is its own only primary.
     ///
     /// - Returns: This client.
-    public func primaryClients() async throws(RedisError) -> [RedisClient] { [self] }
+    package func primaryClients() async throws(RedisError) -> [RedisClient] { [self] }
 
     /// Closes every connection. Later commands fail with `.connectionClosed`.
     ///

@@ -8,7 +8,7 @@ extension RedisCommandExecutor {
     /// - Returns: The value's bytes, or `nil`.
     /// - Throws: ``RedisError`` as ``send(_:)`` does, or `.unexpectedReply`.
     /// - Complexity: One round trip.
-    public func get(_ key: String) async throws(RedisError) -> ByteBuffer? {
+    package func get(_ key: String) async throws(RedisError) -> ByteBuffer? {
         let reply = try await send(RedisCommand("GET", key: key, [.string(key)]))
         switch reply {
         case .null: return nil
@@ -23,7 +23,7 @@ extension RedisCommandExecutor {
     /// - Returns: The values, `nil` for a missing key.
     /// - Throws: ``RedisError`` as ``send(_:)`` does, or `.unexpectedReply`.
     /// - Complexity: One round trip.
-    public func mget(_ keys: [String]) async throws(RedisError) -> [ByteBuffer?] {
+    package func mget(_ keys: [String]) async throws(RedisError) -> [ByteBuffer?] {
         guard let first = keys.first else { return [] }
         let reply = try await send(RedisCommand("MGET", key: first, keys.map { .string($0) }))
         guard let elements = reply.elements, elements.count == keys.count else {
@@ -40,7 +40,7 @@ extension RedisCommandExecutor {
     ///   - ttl: The time to live, rounded up to whole milliseconds; `nil` for none.
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
-    public func set(_ key: String, to value: ByteBuffer, expiringAfter ttl: Duration? = nil) async throws(RedisError) {
+    package func set(_ key: String, to value: ByteBuffer, expiringAfter ttl: Duration? = nil) async throws(RedisError) {
         _ = try await send(Self.setCommand(key, value, ttl: ttl))
     }
 
@@ -51,7 +51,7 @@ extension RedisCommandExecutor {
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
     @discardableResult
-    public func delete(_ keys: [String]) async throws(RedisError) -> Int {
+    package func delete(_ keys: [String]) async throws(RedisError) -> Int {
         guard let first = keys.first else { return 0 }
         return Int(try await send(RedisCommand("DEL", key: first, keys.map { .string($0) })).integer ?? 0)
     }
@@ -63,7 +63,7 @@ extension RedisCommandExecutor {
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
     @discardableResult
-    public func unlink(_ keys: [String]) async throws(RedisError) -> Int {
+    package func unlink(_ keys: [String]) async throws(RedisError) -> Int {
         guard let first = keys.first else { return 0 }
         return Int(try await send(RedisCommand("UNLINK", key: first, keys.map { .string($0) })).integer ?? 0)
     }
@@ -77,7 +77,7 @@ extension RedisCommandExecutor {
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
     @discardableResult
-    public func expire(_ key: String, after ttl: Duration) async throws(RedisError) -> Bool {
+    package func expire(_ key: String, after ttl: Duration) async throws(RedisError) -> Bool {
         let reply = try await send(RedisCommand("PEXPIRE", key: key, [.string(key), .integer(Self.milliseconds(ttl))]))
         return reply.integer == 1
     }
@@ -88,7 +88,7 @@ extension RedisCommandExecutor {
     /// - Returns: `nil` when the key does not exist, `.some(nil)` when it never expires, else the remaining time.
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
-    public func remainingTimeToLive(_ key: String) async throws(RedisError) -> Duration?? {
+    package func remainingTimeToLive(_ key: String) async throws(RedisError) -> Duration?? {
         let reply = try await send(RedisCommand("PTTL", key: key, [.string(key)]))
         switch reply.integer {
         case -2: return nil
@@ -96,19 +96,6 @@ extension RedisCommandExecutor {
         case let milliseconds?: return .some(.milliseconds(milliseconds))
         case nil: throw RedisError(.unexpectedReply, "PTTL answered \(reply)")
         }
-    }
-
-    /// `PUBLISH channel message`: the number of subscribers that received it (on this node).
-    ///
-    /// - Parameters:
-    ///   - message: The payload.
-    ///   - channel: The channel.
-    /// - Returns: The receiver count the server reports.
-    /// - Throws: ``RedisError`` as ``send(_:)`` does.
-    /// - Complexity: One round trip.
-    @discardableResult
-    public func publish(_ message: ByteBuffer, to channel: String) async throws(RedisError) -> Int {
-        Int(try await send(RedisCommand("PUBLISH", [.string(channel), .bytes(message)])).integer ?? 0)
     }
 
     /// Runs `script` by `EVALSHA`, or by `EVAL` when the server answers `NOSCRIPT`.
@@ -120,7 +107,7 @@ extension RedisCommandExecutor {
     /// - Returns: The script's reply.
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip, two the first time a server sees the script.
-    public func run(_ script: RedisScript, keys: [String], arguments: [RedisCommand.Argument] = []) async throws(RedisError) -> RESPValue {
+    package func run(_ script: RedisScript, keys: [String], arguments: [RedisCommand.Argument] = []) async throws(RedisError) -> RESPValue {
         let tail: [RedisCommand.Argument] = [.integer(Int64(keys.count))] + keys.map { .string($0) } + arguments
         do {
             return try await send(RedisCommand("EVALSHA", key: keys.first, [.string(script.sha1)] + tail))
@@ -155,7 +142,7 @@ extension RedisClient {
     ///   - body: Called with each batch of keys found; may run commands.
     /// - Throws: ``RedisError`` as ``send(_:)`` does, or what `body` throws.
     /// - Complexity: O(n) in the keyspace's size, in round trips of about `count` keys.
-    public func scan(matching pattern: String, count: Int = 1000, _ body: ([String]) async throws(RedisError) -> Void) async throws(RedisError) {
+    package func scan(matching pattern: String, count: Int = 1000, _ body: ([String]) async throws(RedisError) -> Void) async throws(RedisError) {
         var cursor = "0"
         repeat {
             let reply = try await send(RedisCommand("SCAN", [.string(cursor), "MATCH", .string(pattern), "COUNT", .integer(Int64(count))]))

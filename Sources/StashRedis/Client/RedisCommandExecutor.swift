@@ -8,7 +8,7 @@ import NIOCore
 /// same on one server and on a cluster.
 ///
 /// Thread-safety: conformers are safe to call from any thread or task.
-public protocol RedisCommandExecutor: Sendable {
+package protocol RedisCommandExecutor: Sendable {
     /// Sends one command and returns its reply.
     ///
     /// - Parameter command: The command; its ``RedisCommand/routingKey`` routes it in a cluster.

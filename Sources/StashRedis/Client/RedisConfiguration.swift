@@ -49,7 +49,7 @@ public struct RedisConfiguration: Sendable {
     /// Whether a new connection asks for RESP3 with `HELLO 3` (which then also
     /// carries the `AUTH`), falling back to RESP2 when the server answers that
     /// it knows no `HELLO` or no protocol 3 (Redis before 6). Replies read the
-    /// same either way (see ``RESPValue``). Default `true`.
+    /// same either way. Default `true`.
     public var usesRESP3: Bool
 
     /// Creates a configuration with the defaults above.

@@ -6,17 +6,17 @@
 /// cluster node) costs one `EVAL`, which also loads the script.
 ///
 /// Thread-safety: a value type, `Sendable`.
-public struct RedisScript: Sendable, Hashable {
+package struct RedisScript: Sendable, Hashable {
     /// The script's Lua source.
-    public let source: String
+    package let source: String
     /// The script's SHA-1 digest in lowercase hexadecimal, as `EVALSHA` takes it.
-    public let sha1: String
+    package let sha1: String
 
     /// Creates a script and computes its digest.
     ///
     /// - Parameter source: The Lua source.
     /// - Complexity: O(n) in the source's length.
-    public init(_ source: String) {
+    package init(_ source: String) {
         self.source = source
         self.sha1 = Self.hexDigest(Array(source.utf8))
     }

@@ -18,7 +18,7 @@ import Stash
 /// owner learns that the server answers again.
 ///
 /// Thread-safety: safe to use from any thread or task; callbacks run on an event loop thread.
-public final class RedisSubscriber: Sendable {
+package final class RedisSubscriber: Sendable {
     private struct State {
         var connection: RedisConnection?
         var task: Task<Void, Never>?
@@ -45,7 +45,7 @@ public final class RedisSubscriber: Sendable {
     ///   - onLost: Called when the subscription drops, before any attempt to restore it. Default: nothing.
     ///   - onResubscribe: Called after a lost subscription is restored; a loss after that is
     ///     reported only once it returns.
-    public init(candidates: [RedisConfiguration], channel: String,
+    package init(candidates: [RedisConfiguration], channel: String,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 logger: Logger = Logger(label: "stash.redis.subscriber"),
                 onMessage: @escaping @Sendable (ByteBuffer) -> Void,
@@ -63,12 +63,12 @@ public final class RedisSubscriber: Sendable {
 
     /// The longest wait between two attempts to restore a lost subscription: 200 ms, or the
     /// candidate's ``RedisConfiguration/maximumReconnectDelay`` when that is shorter.
-    public static var maximumResubscribeDelay: TimeAmount { .milliseconds(200) }
+    package static var maximumResubscribeDelay: TimeAmount { .milliseconds(200) }
 
     /// Subscribes, waiting until the first server confirms, then keeps the subscription alive in the background.
     ///
     /// - Throws: ``RedisError`` when no candidate accepts the subscription at first.
-    public func start() async throws(RedisError) {
+    package func start() async throws(RedisError) {
         var lastError: RedisError?
         for candidate in candidates {
             do {
@@ -84,7 +84,7 @@ public final class RedisSubscriber: Sendable {
     }
 
     /// Unsubscribes and closes the connection; no callback runs afterwards.
-    public func stop() async {
+    package func stop() async {
         let (connection, task): (RedisConnection?, Task<Void, Never>?) = state.withLock { state in
             state.stopped = true
             return (state.connection, state.task)

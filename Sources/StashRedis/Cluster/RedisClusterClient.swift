@@ -10,7 +10,7 @@ import Stash
 ///
 /// ```swift
 /// let cluster = RedisClusterClient(seeds: [("127.0.0.1", 7000)], configuration: RedisConfiguration())
-/// try await cluster.set("user:1", to: ByteBuffer(string: "ada"))
+/// let tier = RedisCacheTier(cluster: cluster, codec: DiskCodec<String>.string)
 /// ```
 ///
 /// The slot map is read with `CLUSTER SLOTS` from the seeds (or any known node)
@@ -64,7 +64,7 @@ public final class RedisClusterClient: RedisCommandExecutor {
     /// - Throws: ``RedisError``: the server's error, a connection failure that
     ///   outlasted the retries, or `.clusterRedirectionLoop`.
     /// - Complexity: One round trip when the slot map is current; one more per redirection.
-    public func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+    package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
         let slot = command.routingKey.map { RedisKeySlot(key: $0) }
         var askTarget: RedisClusterTopology.Node?
         var lastError: RedisError?
@@ -114,7 +114,7 @@ public final class RedisClusterClient: RedisCommandExecutor {
     /// - Parameter commands: Any commands; keyless ones go to the first primary.
     /// - Returns: One result per command, in order.
     /// - Complexity: One round trip per node involved, plus one per redirected command.
-    public func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
+    package func send(pipeline commands: [RedisCommand]) async -> [Result<RESPValue, RedisError>] {
         let topology: RedisClusterTopology
         do {
             topology = try await currentTopology()
@@ -157,7 +157,7 @@ public final class RedisClusterClient: RedisCommandExecutor {
     ///
     /// - Returns: The primaries' clients.
     /// - Throws: ``RedisError`` when no node answers `CLUSTER SLOTS`.
-    public func primaryClients() async throws(RedisError) -> [RedisClient] {
+    package func primaryClients() async throws(RedisError) -> [RedisClient] {
         let topology = try await currentTopology()
         return topology.primaries.map { client(for: $0) }
     }
@@ -174,7 +174,7 @@ public final class RedisClusterClient: RedisCommandExecutor {
     /// Rereads the slot map from the known nodes, then the seeds; the first answer wins.
     ///
     /// - Throws: ``RedisError`` `.unavailable` when no node answers.
-    public func refreshTopology() async throws(RedisError) {
+    package func refreshTopology() async throws(RedisError) {
         let known: [RedisClusterTopology.Node] = state.withLock { $0.topology?.primaries ?? [] }
         var candidates = known
         for seed in seeds where !candidates.contains(seed) { candidates.append(seed) }

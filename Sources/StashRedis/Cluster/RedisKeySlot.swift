@@ -7,18 +7,18 @@
 /// hashed, so `{user:1}:profile` and `{user:1}:lock` share a slot.
 ///
 /// Thread-safety: a value type, `Sendable`.
-public struct RedisKeySlot: Sendable, Hashable, Comparable {
+package struct RedisKeySlot: Sendable, Hashable, Comparable {
     /// The number of hash slots in a Redis Cluster.
-    public static let count = 16384
+    package static let count = 16384
 
     /// The slot number, 0...16383.
-    public let rawValue: Int
+    package let rawValue: Int
 
     /// The slot of `key`.
     ///
     /// - Parameter key: The key, as UTF-8 bytes.
     /// - Complexity: O(n) in the key's length.
-    public init(key: String) {
+    package init(key: String) {
         var utf8 = Array(key.utf8)
         if let open = utf8.firstIndex(of: UInt8(ascii: "{")),
            let close = utf8[(open + 1)...].firstIndex(of: UInt8(ascii: "}")),
@@ -34,7 +34,7 @@ public struct RedisKeySlot: Sendable, Hashable, Comparable {
     ///   - lhs: A slot.
     ///   - rhs: Another slot.
     /// - Returns: Whether `lhs` comes first.
-    public static func < (lhs: RedisKeySlot, rhs: RedisKeySlot) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: RedisKeySlot, rhs: RedisKeySlot) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no reflection.
     static func crc16(_ bytes: [UInt8]) -> UInt16 {

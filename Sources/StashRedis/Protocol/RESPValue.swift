@@ -14,7 +14,7 @@ import NIOCore
 /// distinct, so that pub/sub messages can be told from replies.
 ///
 /// Thread-safety: a value type, `Sendable`.
-public enum RESPValue: Sendable, Hashable {
+package enum RESPValue: Sendable, Hashable {
     /// A simple string (`+OK`).
     case simpleString(String)
     /// An error reply (`-ERR message`), its text without the leading `-`.
@@ -31,7 +31,7 @@ public enum RESPValue: Sendable, Hashable {
     case push([RESPValue])
 
     /// The bytes of a bulk or simple string, or `nil` for any other type.
-    public var bytes: ByteBuffer? {
+    package var bytes: ByteBuffer? {
         switch self {
         case .bulkString(let buffer): return buffer
         case .simpleString(let string): return ByteBuffer(string: string)
@@ -40,7 +40,7 @@ public enum RESPValue: Sendable, Hashable {
     }
 
     /// The text of a bulk or simple string decoded as UTF-8, or `nil` for any other type.
-    public var string: String? {
+    package var string: String? {
         switch self {
         case .bulkString(let buffer): return String(buffer: buffer)
         case .simpleString(let string): return string
@@ -49,13 +49,13 @@ public enum RESPValue: Sendable, Hashable {
     }
 
     /// The integer value, or `nil` when this is not an integer.
-    public var integer: Int64? {
+    package var integer: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
     /// The elements of an array or push, or `nil` for any other type.
-    public var elements: [RESPValue]? {
+    package var elements: [RESPValue]? {
         switch self {
         case .array(let values), .push(let values): return values
         default: return nil

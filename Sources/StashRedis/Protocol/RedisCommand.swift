@@ -11,9 +11,9 @@ import NIOCore
 /// any bytes. A command is encoded on the connection's event loop.
 ///
 /// Thread-safety: a value type, `Sendable`.
-public struct RedisCommand: Sendable {
+package struct RedisCommand: Sendable {
     /// One argument of a command.
-    public enum Argument: Sendable, ExpressibleByStringLiteral {
+    package enum Argument: Sendable, ExpressibleByStringLiteral {
         /// UTF-8 text.
         case string(String)
         /// Raw bytes.
@@ -24,18 +24,18 @@ public struct RedisCommand: Sendable {
         /// Creates a text argument from a literal.
         ///
         /// - Parameter value: The text.
-        public init(stringLiteral value: String) {
+        package init(stringLiteral value: String) {
             self = .string(value)
         }
     }
 
     /// The command's name, such as `GET`.
-    public var name: String
+    package var name: String
     /// The arguments after the name.
-    public var arguments: [Argument]
+    package var arguments: [Argument]
     /// The key whose hash slot decides the node in a cluster; `nil` for a keyless
     /// command, which any node may answer.
-    public var routingKey: String?
+    package var routingKey: String?
 
     /// Creates a command.
     ///
@@ -44,7 +44,7 @@ public struct RedisCommand: Sendable {
     ///   - key: The key that routes the command in a cluster. Default `nil`.
     ///   - arguments: The arguments after the name (the key included, where the
     ///     command takes one). Default none.
-    public init(_ name: String, key: String? = nil, _ arguments: [Argument] = []) {
+    package init(_ name: String, key: String? = nil, _ arguments: [Argument] = []) {
         self.name = name
         self.routingKey = key
         self.arguments = arguments

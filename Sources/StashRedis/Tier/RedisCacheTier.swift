@@ -14,13 +14,13 @@ import Stash
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5"))
 /// let cache = try Cache<String>(directory: path, codec: .string,
-///                               remote: RedisCacheTier(executor: redis, codec: .string))
+///                               remote: RedisCacheTier(client: redis, codec: .string))
 /// ```
 ///
 /// It can also be used on its own:
 ///
 /// ```swift
-/// let tier = RedisCacheTier(executor: redis, codec: .string)
+/// let tier = RedisCacheTier(client: redis, codec: .string)
 /// try await tier.setValue("hello", forKey: "greeting", timeToLive: .seconds(60))
 /// let entry = try await tier.entry(forKey: "greeting")   // "hello", ~60 s left
 /// ```
@@ -68,7 +68,55 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
         return CacheStatistics(hits: hits, misses: misses)
     }
 
-    /// Creates a tier. No I/O happens until the first call.
+    /// Creates a tier on one Redis server. No I/O happens until the first call.
+    ///
+    /// - Parameters:
+    ///   - client: The server's client. The tier does not close it.
+    ///   - codec: Turns values into bytes and back; use the same codec as the cache's disk tier.
+    ///   - configuration: Namespace, channel, limits and breaker. Default ``Configuration/init(keyPrefix:)``.
+    ///   - subscribeOn: The servers ``startReceivingInvalidations(_:)`` may subscribe on.
+    ///     Default `nil`: the client's ``RedisClient/configuration``.
+    ///   - clock: The monotonic clock of the circuit breaker. Default `SystemClock()`; tests inject a `ManualClock`.
+    ///   - wallClock: Unix time, for the stored expiry. Default `WallClock()`.
+    ///   - logger: Where outages are logged (once each). Default labelled `stash.redis.tier`.
+    /// - Complexity: O(1).
+    public convenience init(client: RedisClient,
+                            codec: DiskCodec<Value>,
+                            configuration: Configuration = Configuration(),
+                            subscribeOn: [RedisConfiguration]? = nil,
+                            clock: any CacheClock = SystemClock(),
+                            wallClock: any CacheClock = WallClock(),
+                            logger: Logger = Logger(label: "stash.redis.tier")) {
+        self.init(executor: client, codec: codec, configuration: configuration, subscribeOn: subscribeOn,
+                  clock: clock, wallClock: wallClock, logger: logger)
+    }
+
+    /// Creates a tier on a Redis Cluster. No I/O happens until the first call.
+    ///
+    /// - Parameters:
+    ///   - cluster: The cluster's client. The tier does not close it.
+    ///   - codec: Turns values into bytes and back; use the same codec as the cache's disk tier.
+    ///   - configuration: Namespace, channel, limits and breaker. Default ``Configuration/init(keyPrefix:)``.
+    ///   - subscribeOn: The servers ``startReceivingInvalidations(_:)`` may subscribe on.
+    ///     Default `nil`: the cluster's primaries when the subscription starts.
+    ///   - clock: The monotonic clock of the circuit breaker. Default `SystemClock()`; tests inject a `ManualClock`.
+    ///   - wallClock: Unix time, for the stored expiry. Default `WallClock()`.
+    ///   - logger: Where outages are logged (once each). Default labelled `stash.redis.tier`.
+    /// - Complexity: O(1).
+    public convenience init(cluster: RedisClusterClient,
+                            codec: DiskCodec<Value>,
+                            configuration: Configuration = Configuration(),
+                            subscribeOn: [RedisConfiguration]? = nil,
+                            clock: any CacheClock = SystemClock(),
+                            wallClock: any CacheClock = WallClock(),
+                            logger: Logger = Logger(label: "stash.redis.tier")) {
+        self.init(executor: cluster, codec: codec, configuration: configuration, subscribeOn: subscribeOn,
+                  clock: clock, wallClock: wallClock, logger: logger)
+    }
+
+    /// Creates a tier on any command executor (``init(client:codec:configuration:subscribeOn:clock:wallClock:logger:)``
+    /// and ``init(cluster:codec:configuration:subscribeOn:clock:wallClock:logger:)`` for users;
+    /// the package's tests pass their own executors).
     ///
     /// - Parameters:
     ///   - executor: A ``RedisClient`` or a ``RedisClusterClient``.
@@ -81,7 +129,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///   - wallClock: Unix time, for the stored expiry. Default `WallClock()`.
     ///   - logger: Where outages are logged (once each). Default labelled `stash.redis.tier`.
     /// - Complexity: O(1).
-    public init(executor: any RedisCommandExecutor,
+    package init(executor: any RedisCommandExecutor,
                 codec: DiskCodec<Value>,
                 configuration: Configuration = Configuration(),
                 subscribeOn: [RedisConfiguration]? = nil,
