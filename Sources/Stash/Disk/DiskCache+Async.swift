@@ -14,7 +14,7 @@ import Foundation
 extension DiskCache {
     /// The value for `key`, or `nil`. See `value(forKey:)`.
     ///
-    /// A value stored in the manifest (up to the inline threshold, 8 KiB by
+    /// A value stored in the manifest (up to the inline threshold, 32 KiB by
     /// default) is read on the caller's thread when a reader connection is idle:
     /// a SQLite lookup of a few microseconds when the manifest's pages are in the
     /// OS cache, which takes none of the cache's locks. Everything else (a value

@@ -187,6 +187,13 @@ extension KVStorage {
 
                 // Rows whose file is missing or damaged.
                 for (name, row) in referenced {
+                    guard Self.isDataFileName(name) else {
+                        // A name that points outside data/: the row is damaged; the file it
+                        // names is not the cache's, and is neither inspected nor deleted.
+                        try deleteRow(connection, rowid: row.rowid, totals: &totals)
+                        report.damagedEntriesRemoved += 1
+                        continue
+                    }
                     if let listed = listing[name], listed.type == .regular, listed.size == Int64(row.size) { continue }
                     // The listing is not the truth for a row committed after it: its
                     // file was missing then, or still being written (shorter than the

@@ -274,6 +274,7 @@ extension KVStorage {
     ///   is damaged (too many open files, permission denied, an I/O error): the
     ///   entry must not be dropped for those.
     func readDataFile(_ name: String, expectedSize: Int, forKey key: String) throws(StashError) -> FileRead {
+        guard Self.isDataFileName(name) else { return .damaged("the row names a file outside data/") }
         var descriptor: Int32 = -1
         var openError: SystemCallError?
         // Twice at most: a missing file is looked for again in the directory now at
@@ -361,6 +362,15 @@ extension KVStorage {
         }
     }
 
+    /// Whether `name`, read from a row, can name an entry of `data/` and nothing else: one
+    /// path component, not `.` or `..`. Every name Stash writes is 32 hex digits; a damaged row
+    /// (a disk fault, another process) may hold anything, and a name such as
+    /// `../manifest.sqlite` must never be read, or worse deleted, relative to `data/`.
+    static func isDataFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".."
+            && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+    }
+
     // MARK: - Deleting
 
     /// Deletes the entry `name` from `data/` with `unlinkat` (a link is removed as a
@@ -368,6 +378,7 @@ extension KVStorage {
     /// other failures are logged, and the file is then an orphan that
     /// ``checkConsistency()`` removes later.
     func removeDataFile(_ name: String) {
+        guard Self.isDataFileName(name) else { return }  // a damaged row's name: never outside data/
         do {
             if try !FileSystem.removeEntry(name, in: dataDirectory().descriptor), dataDirectoryWasReplaced() {
                 _ = try FileSystem.removeEntry(name, in: dataDirectory().descriptor)

@@ -217,6 +217,7 @@ final class ManifestReader {
 
     /// The value file's bytes, or `nil` for any problem (the locked read looks again).
     private func readFile(_ name: String, expectedSize: Int, forKey key: String) -> Data? {
+        guard KVStorage.isDataFileName(name) else { return nil }
         do throws(SystemCallError) {
             let directory: Int32
             if let dataDirectory {

@@ -16,6 +16,28 @@ import Testing
         #expect(try storage.count() == 20)
     }
 
+    /// A damaged row's file name that leads out of data/ (found by `FuzzDiskEntry`): the read is
+    /// a miss, the row goes, and the file it names is neither read nor deleted, by the read or by
+    /// the consistency check, even when its size matches the row's.
+    @Test(arguments: [false, true]) func aRowNamingAFileOutsideDataIsDroppedAndTheFileKept(checkFirst: Bool) throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .file)
+        try storage.setValue(testBytes(100), forKey: "k")
+        let victim = "\(fixture.path)/victim"
+        try writeFile(victim, testBytes(100, seed: 9))
+        let connection = try fixture.rawConnection()
+        try connection.execute("UPDATE manifest SET filename = '../victim' WHERE key = 'k'")
+        connection.close()
+        if checkFirst {
+            let report = try storage.checkConsistency()
+            #expect(report.damagedEntriesRemoved == 1)
+        }
+        #expect(try storage.value(forKey: "k") == nil)
+        _ = try storage.checkConsistency()
+        #expect(FileManager.default.contents(atPath: victim) == testBytes(100, seed: 9))
+        #expect(try storage.count() == 0)
+    }
+
     @Test func oldOrphanFilesAreRemovedAndYoungOnesKept() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .file)
