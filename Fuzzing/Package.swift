@@ -14,7 +14,7 @@ let coreOnly = Context.environment["STASH_CORE_ONLY"] != nil
 /// The targets over the HTTP policy and store (no SwiftNIO).
 let httpTargets = ["FuzzHTTPDate", "FuzzCacheControl", "FuzzHTTPCacheRules", "FuzzVary", "FuzzETag", "FuzzStoredEntry"]
 /// The targets over the disk tier's inputs (no SwiftNIO).
-let diskTargets = ["FuzzKeyNormalisation"]
+let diskTargets = ["FuzzKeyNormalisation", "FuzzDiskEntry"]
 /// The targets over the Redis tier's inputs (SwiftNIO).
 let redisTargets = coreOnly ? [] : ["FuzzRESP", "FuzzRedisValueHeader", "FuzzRedisCluster"]
 

@@ -170,8 +170,23 @@ def tier_seeds():
         write("FuzzKeyNormalisation", key)
     write("FuzzKeyNormalisation", b"\xff\xfe invalid")
 
+def disk_seeds():
+    # FuzzDiskEntry: flags, then size, modification, access and expiration times (<q each), a name
+    # length byte and the name, then the payload (DiskEntryCheck.swift has the layout).
+    def entry(flags, size=0, modified=1_767_225_600_000_000_000, accessed=1_767_225_600_000_000_000,
+              expires=0, name=b"", payload=b""):
+        return bytes([flags]) + struct.pack("<qqqq", size, modified, accessed, expires) + bytes([len(name)]) + name + payload
+    write("FuzzDiskEntry", entry(0, payload=b"inline bytes"))           # an inline row, whole
+    write("FuzzDiskEntry", entry(1))                                    # a file row, whole
+    write("FuzzDiskEntry", entry(1 | 8, payload=b"shorter"))            # the file rewritten, row agrees
+    write("FuzzDiskEntry", entry(1 | 32, size=10))                      # the row's size is wrong
+    write("FuzzDiskEntry", entry(1 | 4, name=b"../manifest.sqlite"))    # a name outside data/
+    write("FuzzDiskEntry", entry(0 | 2, expires=1, payload=b"old"))     # long expired
+    write("FuzzDiskEntry", entry(16 | 32, size=3))                      # no inline bytes, size 3
+    write("FuzzDiskEntry", entry(0, modified=-(1 << 63), accessed=(1 << 63) - 1, payload=b"t"))  # extreme times
+
 if __name__ == "__main__":
-    # make-seeds.py [http|tier|redis|cluster ...]: only those groups (all by default).
-    groups = {"http": http_seeds, "tier": tier_seeds, "redis": redis_seeds, "cluster": cluster_seeds}
+    # make-seeds.py [http|tier|redis|cluster|disk ...]: only those groups (all by default).
+    groups = {"http": http_seeds, "tier": tier_seeds, "redis": redis_seeds, "cluster": cluster_seeds, "disk": disk_seeds}
     for name in sys.argv[1:] or list(groups):
         groups[name]()

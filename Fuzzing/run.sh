@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=.build-fuzz
-targets=(FuzzHTTPDate FuzzCacheControl FuzzHTTPCacheRules FuzzVary FuzzETag FuzzStoredEntry FuzzKeyNormalisation FuzzRESP FuzzRedisValueHeader FuzzRedisCluster)
+targets=(FuzzHTTPDate FuzzCacheControl FuzzHTTPCacheRules FuzzVary FuzzETag FuzzStoredEntry FuzzKeyNormalisation FuzzDiskEntry FuzzRESP FuzzRedisValueHeader FuzzRedisCluster)
 
 build() {
     # -sanitize=fuzzer,address instruments every Swift module (Stash's too, for coverage);

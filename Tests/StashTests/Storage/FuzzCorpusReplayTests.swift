@@ -7,6 +7,7 @@ import Testing
 /// check (`FuzzChecks/`), so a regression fails `swift test` without running a fuzzer.
 @Suite(.timeLimit(.minutes(5))) struct FuzzCorpusReplayTests {
     @Test func keyNormalisation() throws { try replay("FuzzKeyNormalisation", KeyNormalisationCheck.check) }
+    @Test func diskEntry() throws { try replay("FuzzDiskEntry", DiskEntryCheck.check) }
 
     /// Runs `check` on every committed input of `target`; at least one corpus input must exist.
     func replay(_ target: String, _ check: ([UInt8]) throws(PropertyViolation) -> Void) throws {
