@@ -1,5 +1,6 @@
 #if AsyncHTTPClient
 import AsyncHTTPClient
+import Logging
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,6 +23,8 @@ package struct OriginFetcher: Sendable {
     /// How long the origin has to send the response head (AsyncHTTPClient's deadline). The body is
     /// bounded by the client's read timeout instead, between two reads.
     package let timeout: TimeAmount
+    /// The logger AsyncHTTPClient logs the request to; `nil` for its own (which logs nothing).
+    package let logger: Logger?
 
     /// Creates a fetcher.
     ///
@@ -29,9 +32,11 @@ package struct OriginFetcher: Sendable {
     ///   - client: The client that reaches the origin. Should not follow redirects: a cache stores
     ///     what the origin said for the URL asked for.
     ///   - timeout: How long the origin has to send its response head.
-    package init(client: HTTPClient, timeout: TimeAmount) {
+    ///   - logger: Passed to AsyncHTTPClient's `execute`. Default `nil`.
+    package init(client: HTTPClient, timeout: TimeAmount, logger: Logger? = nil) {
         self.client = client
         self.timeout = timeout
+        self.logger = logger
     }
 
     /// Sends `request` with `body` to the origin.
@@ -55,13 +60,13 @@ package struct OriginFetcher: Sendable {
         outgoing.body = body
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(outgoing, timeout: timeout)
+            response = try await client.execute(outgoing, timeout: timeout, logger: logger)
         } catch where Self.isStaleConnection(error) && request.method.isIdempotent {
             // A pooled keep-alive connection the origin closed just as the request went out
             // (node closes idle ones after 5 s): nothing reached the origin's application, so an
             // idempotent request is sent once more, on a new connection, as nginx does.
             do {
-                response = try await client.execute(outgoing, timeout: timeout)
+                response = try await client.execute(outgoing, timeout: timeout, logger: logger)
             } catch {
                 throw CachingHTTPClientError(originFailure: error, url: url)
             }

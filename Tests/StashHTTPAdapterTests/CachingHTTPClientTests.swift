@@ -39,7 +39,7 @@ import Testing
             var request = HTTPClientRequest(url: origin.url + path)
             request.method = method
             request.headers = HTTPHeaders(headers)
-            let response = try await client.execute(request, timeout: timeout)
+            let response = try await client.execute(request, policy: .useProtocolPolicy, timeout: timeout)
             return (response, String(buffer: try await response.body.collect(upTo: 1 << 24)))
         }
 
@@ -65,6 +65,25 @@ import Testing
         #expect(secondBody == "fresh")
         #expect(other.outcome == .miss)  // the query is part of the key
         #expect(fixture.origin.received.map(\.uri) == ["/a?q=1", "/a?q=2"])
+    }
+
+    /// The drop-in shapes: `HTTPClient`'s `execute(_:timeout:logger:)` and
+    /// `execute(_:deadline:logger:)`, returning an `HTTPClientResponse` whose `Cache-Status` says
+    /// what happened.
+    @Test func theAsyncHTTPClientShapesReturnAnHTTPClientResponse() async throws {
+        let fixture = try await Fixture { _ in .response(headers: [("Cache-Control", "max-age=60")], body: "fresh") }
+        let request = HTTPClientRequest(url: fixture.origin.url + "/shape")
+        let first = try await fixture.client.execute(request, timeout: .seconds(10))
+        let firstBody = String(buffer: try await first.body.collect(upTo: 1 << 20))
+        let second = try await fixture.client.execute(request, deadline: .now() + .seconds(10), logger: nil)
+        let secondBody = String(buffer: try await second.body.collect(upTo: 1 << 20))
+        try await fixture.stop()
+
+        #expect(first.status == .ok && firstBody == "fresh")
+        #expect(first.headers["Cache-Status"] == ["Stash; fwd=uri-miss"])
+        #expect(second.status == .ok && secondBody == "fresh")
+        #expect(second.headers["Cache-Status"] == ["Stash; hit"])
+        #expect(fixture.origin.received.count == 1)
     }
 
     @Test func aStaleResponseIsRevalidatedWithIfNoneMatchAnd304() async throws {

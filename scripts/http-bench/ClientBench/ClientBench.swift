@@ -57,13 +57,13 @@ enum ClientBench {
         let freshRequest = HTTPClientRequest(url: "\(base)/fresh/1024")
         let warm = try await client.execute(freshRequest, timeout: timeout)
         _ = try await bytes(warm.body)
-        let hit = try await client.execute(freshRequest, timeout: timeout)
+        let hit = try await client.execute(freshRequest, policy: .useProtocolPolicy, timeout: timeout)
         let hitBytes = try await bytes(hit.body)
         precondition(hit.outcome == .hit && hitBytes == 1024, "the fresh URL is not a hit")
         for size in sizes {
             let request = HTTPClientRequest(url: "\(base)/validate/\(size)")
             _ = try await bytes(try await client.execute(request, timeout: timeout).body)
-            let again = try await client.execute(request, timeout: timeout)
+            let again = try await client.execute(request, policy: .useProtocolPolicy, timeout: timeout)
             let againBytes = try await bytes(again.body)
             precondition(again.outcome == .revalidated && againBytes == size, "the validated URL is not revalidated")
         }
