@@ -4,7 +4,7 @@
 ///
 /// Each instance's load of the key (one per instance at a time, shared by its
 /// callers) runs this in place of the caller's loader:
-/// 1. Take the fleet lock on the key (`Cache.acquireFleetLock(forKey:timeToLive:)`).
+/// 1. Take the fleet lock on the key (`Cache.acquireFleetLock(forKey:ttl:)`).
 /// 2. **Acquired**: read the remote tier once more (another instance may have
 ///    written the value and released the lock since this one's lookup): a hit
 ///    is the value. Else load; the value is then written to every tier, the
@@ -49,7 +49,7 @@ extension Cache {
         let longestPause = min(Self.fleetLongestPause, lockTTL / 4).nanosecondsClamped
         var pause = Self.fleetFirstPause.nanosecondsClamped
         while true {
-            switch await remoteLink.acquireLock(forKey: key, timeToLive: lockTTL) {
+            switch await remoteLink.acquireLock(forKey: key, ttl: lockTTL) {
             case .acquired(let lock):
                 if let entry = await remoteLink.entry(forKey: key) {
                     await lock.release()
@@ -81,7 +81,7 @@ extension Cache {
     private func readFromRemote(
         _ entry: RemoteCacheEntry<Value>, forKey key: String, _ remoteLink: RemoteTierLink<Value>
     ) -> Value {
-        remoteLink.noteFleetLoad(.readFromRemote(timeToLive: entry.timeToLive), forKey: key)
+        remoteLink.noteFleetLoad(.readFromRemote(ttl: entry.ttl), forKey: key)
         LoadReport.current?.answeredByFleet = true
         return entry.value
     }

@@ -83,7 +83,7 @@ extension Cache {
     /// Puts a remote hit into the local tiers with its remaining time to live,
     /// unless `key`'s stripe changed since `generation`.
     private func promote(_ entry: RemoteCacheEntry<Value>, forKey key: String, ifUnchangedSince generation: UInt64) async {
-        let value = entry.value, ttl = entry.timeToLive
+        let value = entry.value, ttl = entry.ttl
         if let ttl, ttl <= .zero { return }
         if let disk {
             // A failed promotion costs the next read another remote round trip, nothing more.
@@ -251,10 +251,10 @@ extension Cache {
     ///
     /// - Parameters:
     ///   - key: The caller's key.
-    ///   - timeToLive: How long the lock holds if never released; longer than the load.
+    ///   - ttl: How long the lock holds if never released; longer than the load.
     /// - Complexity: One remote round trip. Never throws: a remote failure is `.unavailable`.
-    func acquireFleetLock(forKey key: String, timeToLive: Duration) async -> FleetLoadLock.Attempt {
+    func acquireFleetLock(forKey key: String, ttl: Duration) async -> FleetLoadLock.Attempt {
         guard let remoteLink else { return .unavailable }
-        return await remoteLink.acquireLock(forKey: key, timeToLive: timeToLive)
+        return await remoteLink.acquireLock(forKey: key, ttl: ttl)
     }
 }

@@ -1,6 +1,6 @@
 /// A fleet-wide lock on one key, taken through a cache's remote tier so that
 /// one instance of the fleet loads a missing value while the others wait for
-/// it or serve a stale one. Made by `Cache.acquireFleetLock(forKey:timeToLive:)`.
+/// it or serve a stale one. Made by `Cache.acquireFleetLock(forKey:ttl:)`.
 ///
 /// The lock expires by itself after its time to live, so a crashed holder
 /// never blocks the fleet. Release it with ``release()`` after the loaded value
@@ -27,7 +27,7 @@ struct FleetLoadLock: Sendable {
         case loadedHoldingLock(FleetLoadLock)
         /// Another instance loaded it: keep it in the local tiers for the
         /// shared copy's remaining time to live, sending nothing back.
-        case readFromRemote(timeToLive: Duration?)
+        case readFromRemote(ttl: Duration?)
     }
 
     /// The caller's key the lock is for.

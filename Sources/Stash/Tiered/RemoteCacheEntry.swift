@@ -6,17 +6,17 @@ public struct RemoteCacheEntry<Value> {
     public var value: Value
     /// How long the shared copy still lives; `nil` when it never expires.
     /// A local tier that promotes the value should expire it no later.
-    public var timeToLive: Duration?
+    public var ttl: Duration?
 
     /// Creates an entry.
     ///
     /// - Parameters:
     ///   - value: The value.
-    ///   - timeToLive: The remaining time to live; `nil` for none.
+    ///   - ttl: The remaining time to live; `nil` for none.
     @inlinable  // so that a remote tier's reads build entries in code specialised for their value
-    public init(value: Value, timeToLive: Duration?) {
+    public init(value: Value, ttl: Duration?) {
         self.value = value
-        self.timeToLive = timeToLive
+        self.ttl = ttl
     }
 }
 

@@ -30,7 +30,7 @@
 public protocol RemoteCacheTier<Value>: Sendable {
     /// The type of values stored.
     associatedtype Value
-    /// A held fleet-wide lock, as ``acquireLock(forKey:timeToLive:)`` returns it.
+    /// A held fleet-wide lock, as ``acquireLock(forKey:ttl:)`` returns it.
     associatedtype FleetLock: Sendable
 
     /// The value for `key` and its remaining time to live, or `nil` on a miss.
@@ -40,14 +40,14 @@ public protocol RemoteCacheTier<Value>: Sendable {
     /// - Throws: The store's error type when the store fails or is unreachable.
     func entry(forKey key: String) async throws -> RemoteCacheEntry<Value>?
 
-    /// Stores `value` for `key`, expiring after `timeToLive` (`nil`: never), and tells other processes.
+    /// Stores `value` for `key`, expiring after `ttl` (`nil`: never), and tells other processes.
     ///
     /// - Parameters:
     ///   - value: The value.
     ///   - key: The caller's key.
-    ///   - timeToLive: How long the shared copy lives; `nil` for no expiry.
+    ///   - ttl: How long the shared copy lives; `nil` for no expiry.
     /// - Throws: The store's error type when the store fails, is unreachable or refuses the value.
-    func setValue(_ value: Value, forKey key: String, timeToLive: Duration?) async throws
+    func setValue(_ value: Value, forKey key: String, ttl: Duration?) async throws
 
     /// Removes `key` and tells other processes.
     ///
@@ -77,12 +77,12 @@ public protocol RemoteCacheTier<Value>: Sendable {
     ///
     /// - Parameters:
     ///   - key: The caller's key.
-    ///   - timeToLive: How long the lock holds if never released.
+    ///   - ttl: How long the lock holds if never released.
     /// - Returns: The lock, or `nil` when another process holds it.
     /// - Throws: The store's error type when the store fails or is unreachable.
-    func acquireLock(forKey key: String, timeToLive: Duration) async throws -> FleetLock?
+    func acquireLock(forKey key: String, ttl: Duration) async throws -> FleetLock?
 
-    /// Releases a lock taken by ``acquireLock(forKey:timeToLive:)``, if it is still held.
+    /// Releases a lock taken by ``acquireLock(forKey:ttl:)``, if it is still held.
     ///
     /// - Parameter lock: The lock.
     /// - Throws: The store's error type, also when the lock had expired.

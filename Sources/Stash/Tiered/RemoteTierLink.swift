@@ -105,7 +105,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             var held = false
             switch change {
             case .set(let value, let ttl):
-                try await tier.setValue(value, forKey: key, timeToLive: ttl)
+                try await tier.setValue(value, forKey: key, ttl: ttl)
             case .remove:
                 held = try await tier.removeValue(forKey: key)
             }
@@ -340,10 +340,10 @@ extension RemoteTierLink {
         state.withLock { $0.fleetLoads.removeValue(forKey: key) }
     }
 
-    /// Tries once to take the fleet-wide lock on `key`. See `Cache.acquireFleetLock(forKey:timeToLive:)`.
-    func acquireLock(forKey key: String, timeToLive: Duration) async -> FleetLoadLock.Attempt {
+    /// Tries once to take the fleet-wide lock on `key`. See `Cache.acquireFleetLock(forKey:ttl:)`.
+    func acquireLock(forKey key: String, ttl: Duration) async -> FleetLoadLock.Attempt {
         do {
-            let lock = try await Self.acquireLock(on: tier, forKey: key, timeToLive: timeToLive)
+            let lock = try await Self.acquireLock(on: tier, forKey: key, ttl: ttl)
             recordSuccess()
             return lock.map { .acquired($0) } ?? .heldElsewhere
         } catch {
@@ -354,9 +354,9 @@ extension RemoteTierLink {
 
     /// Opens the existential, so that the lock keeps its tier's own type.
     private static func acquireLock<Tier: RemoteCacheTier>(
-        on tier: Tier, forKey key: String, timeToLive: Duration
+        on tier: Tier, forKey key: String, ttl: Duration
     ) async throws -> FleetLoadLock? {
-        guard let lock = try await tier.acquireLock(forKey: key, timeToLive: timeToLive) else { return nil }
+        guard let lock = try await tier.acquireLock(forKey: key, ttl: ttl) else { return nil }
         return FleetLoadLock(key: key) { try await tier.releaseLock(lock) }
     }
 }

@@ -25,15 +25,15 @@ extension RedisCacheTier {
     ///
     /// - Parameters:
     ///   - values: Keys and values.
-    ///   - timeToLive: The expiry of each; `nil` for none.
-    /// - Throws: ``RedisError`` as ``setValue(_:forKey:timeToLive:)`` does; the first failure wins.
+    ///   - ttl: The expiry of each; `nil` for none.
+    /// - Throws: ``RedisError`` as ``setValue(_:forKey:ttl:)`` does; the first failure wins.
     /// - Complexity: One round trip per node the keys live on.
     @inlinable
-    public func setValues(_ values: [(key: String, value: Value)], timeToLive: Duration?) async throws(RedisError) {
+    public func setValues(_ values: [(key: String, value: Value)], ttl: Duration?) async throws(RedisError) {
         var encoded: [(key: String, bytes: Data)] = []
         encoded.reserveCapacity(values.count)
         for (key, value) in values { encoded.append((key, try self.encoded(value, key: key))) }
-        try await engine.store(encoded, timeToLive: timeToLive)
+        try await engine.store(encoded, ttl: ttl)
     }
 }
 #endif  // Redis

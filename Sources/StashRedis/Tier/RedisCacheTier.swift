@@ -21,7 +21,7 @@ import Stash
 ///
 /// ```swift
 /// let tier = RedisCacheTier(client: redis, codec: .string)
-/// try await tier.setValue("hello", forKey: "greeting", timeToLive: .seconds(60))
+/// try await tier.setValue("hello", forKey: "greeting", ttl: .seconds(60))
 /// let entry = try await tier.entry(forKey: "greeting")   // "hello", ~60 s left
 /// ```
 ///
@@ -160,21 +160,21 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
         return try entry(from: stored, key: key)
     }
 
-    /// Stores `value` under `key` with Redis expiry `timeToLive`, then publishes an invalidation.
+    /// Stores `value` under `key` with Redis expiry `ttl`, then publishes an invalidation.
     ///
     /// The `SET` and the `PUBLISH` go in one write (one round trip).
     ///
     /// - Parameters:
     ///   - value: The value.
     ///   - key: The caller's key.
-    ///   - timeToLive: The expiry, rounded up to whole milliseconds; `nil` for none.
+    ///   - ttl: The expiry, rounded up to whole milliseconds; `nil` for none.
     /// - Throws: ``RedisError``: `.encodingFailed`, `.invalidArgument` for a time to live
     ///   that is not positive, `.valueTooLarge` (over ``Configuration/maximumValueSize``
     ///   or the server's `proto-max-bulk-len`), `.unavailable`, or a connection or timeout error.
     /// - Complexity: One round trip.
     @inlinable
-    public func setValue(_ value: Value, forKey key: String, timeToLive: Duration?) async throws(RedisError) {
-        try await engine.store(try encoded(value, key: key), forKey: key, timeToLive: timeToLive)
+    public func setValue(_ value: Value, forKey key: String, ttl: Duration?) async throws(RedisError) {
+        try await engine.store(try encoded(value, key: key), forKey: key, ttl: ttl)
     }
 
     /// Removes `key` (`UNLINK`), then publishes an invalidation.
@@ -192,7 +192,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     /// then publishes an invalidation of everything.
     ///
     /// Keys written concurrently may survive. The lock and fencing keys of
-    /// ``acquireLock(forKey:timeToLive:)`` are under the prefix too and go as well.
+    /// ``acquireLock(forKey:ttl:)`` are under the prefix too and go as well.
     ///
     /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
     /// - Complexity: O(n) in the whole keyspace (SCAN visits every key), in round trips of 1000 keys.
@@ -231,17 +231,17 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///
     /// - Parameters:
     ///   - key: The caller's key (not containing `{` or `}`, which would change the hash tag).
-    ///   - timeToLive: How long the lock holds if never released; longer than the load takes.
+    ///   - ttl: How long the lock holds if never released; longer than the load takes.
     /// - Returns: The lock with its fencing token, or `nil` when another holder has it.
     /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
     /// - Complexity: One round trip.
-    public func acquireLock(forKey key: String, timeToLive: Duration) async throws(RedisError) -> RedisLock? {
-        try await engine.acquireLock(forKey: key, timeToLive: timeToLive)
+    public func acquireLock(forKey key: String, ttl: Duration) async throws(RedisError) -> RedisLock? {
+        try await engine.acquireLock(forKey: key, ttl: ttl)
     }
 
     /// Releases `lock` if this holder still has it (compare and delete, in one script).
     ///
-    /// - Parameter lock: A lock from ``acquireLock(forKey:timeToLive:)``.
+    /// - Parameter lock: A lock from ``acquireLock(forKey:ttl:)``.
     /// - Throws: ``RedisError`` `.lockNotHeld` when the lock expired (and maybe
     ///   was taken by another holder); `.unavailable`, or a connection or timeout error.
     /// - Complexity: One round trip.
@@ -270,7 +270,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
         } catch {
             throw RedisError(.decodingFailed, "the codec could not decode the value of \(key)", cause: error)
         }
-        return RemoteCacheEntry(value: value, timeToLive: stored.timeToLive)
+        return RemoteCacheEntry(value: value, ttl: stored.ttl)
     }
 }
 #endif  // Redis

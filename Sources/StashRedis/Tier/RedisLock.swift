@@ -1,7 +1,7 @@
 #if Redis
 /// A held distributed lock on one key, with its fencing token.
 ///
-/// Returned by ``RedisCacheTier/acquireLock(forKey:timeToLive:)``. The lock
+/// Returned by ``RedisCacheTier/acquireLock(forKey:ttl:)``. The lock
 /// expires by itself after its time to live, so a crashed holder never blocks
 /// the fleet; release it with ``RedisCacheTier/releaseLock(_:)``. The fencing
 /// token grows with every acquisition of the same key, so a store that

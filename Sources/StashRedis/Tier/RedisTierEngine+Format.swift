@@ -17,24 +17,24 @@ extension RedisTierEngine {
         /// The codec's bytes, copied out of the reply.
         @usableFromInline var bytes: Data
         /// The remaining time to live; `nil` when it never expires.
-        @usableFromInline var timeToLive: Duration?
+        @usableFromInline var ttl: Duration?
     }
 
     /// The expiry of one write: Redis's `PX` and the header's absolute time, both from one clock reading.
     struct Expiry {
         /// `PX`, in whole milliseconds rounded up; `nil` for no expiry.
-        var timeToLiveMilliseconds: Int64?
+        var ttlMilliseconds: Int64?
         /// The header's absolute expiry in Unix milliseconds; 0 for none.
         var expiresAtMilliseconds: Int64 = 0
 
-        /// - Throws: `.invalidArgument` when `timeToLive` is not positive (`key` names the write).
-        init(_ timeToLive: Duration?, key: String, wallClock: any CacheClock) throws(RedisError) {
-            guard let timeToLive else { return }
-            guard timeToLive > .zero else {
-                throw RedisError(.invalidArgument, "the time to live for \(key) is not positive: \(timeToLive)")
+        /// - Throws: `.invalidArgument` when `ttl` is not positive (`key` names the write).
+        init(_ ttl: Duration?, key: String, wallClock: any CacheClock) throws(RedisError) {
+            guard let ttl else { return }
+            guard ttl > .zero else {
+                throw RedisError(.invalidArgument, "the time to live for \(key) is not positive: \(ttl)")
             }
-            let milliseconds = RedisClient.milliseconds(timeToLive)
-            timeToLiveMilliseconds = milliseconds
+            let milliseconds = RedisClient.milliseconds(ttl)
+            ttlMilliseconds = milliseconds
             expiresAtMilliseconds = (wallClock.nanosecondsNow / 1_000_000).addingClamped(milliseconds)
         }
     }
@@ -80,18 +80,18 @@ extension RedisTierEngine {
               let expiresAt = stored.getInteger(at: start + 2, as: Int64.self) else {
             throw RedisError(.decodingFailed, "the Redis value of \(key) was not written by a RedisCacheTier of this format")
         }
-        var timeToLive: Duration?
+        var ttl: Duration?
         if expiresAt != 0 {
             // Saturating: the header comes from Redis, where any client (or a damaged value) can
             // put any eight bytes; a far-past expiry is expired, not an overflow that traps.
             let remaining = expiresAt.subtractingClamped(nowMilliseconds)
             guard remaining > 0 else { return nil }
-            timeToLive = .milliseconds(remaining)
+            ttl = .milliseconds(remaining)
         }
         let bytes = stored.withUnsafeReadableBytes { all in
             Data(bytes: all.baseAddress! + Self.headerSize, count: all.count - Self.headerSize)
         }
-        return StoredValue(bytes: bytes, timeToLive: timeToLive)
+        return StoredValue(bytes: bytes, ttl: ttl)
     }
 }
 #endif  // Redis

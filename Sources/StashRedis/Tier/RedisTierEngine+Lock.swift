@@ -14,13 +14,13 @@ private let releaseLockScript = RedisScript("""
     """)
 
 extension RedisTierEngine {
-    /// Tries once to take the fleet-wide lock on `key` (see ``RedisCacheTier/acquireLock(forKey:timeToLive:)``).
-    func acquireLock(forKey key: String, timeToLive: Duration) async throws(RedisError) -> RedisLock? {
+    /// Tries once to take the fleet-wide lock on `key` (see ``RedisCacheTier/acquireLock(forKey:ttl:)``).
+    func acquireLock(forKey key: String, ttl: Duration) async throws(RedisError) -> RedisLock? {
         let tag = "{" + redisKey(key) + "}"
         let lockKey = tag + ":lock"
         let reply = try await call { executor throws(RedisError) in
             try await executor.run(acquireLockScript, keys: [lockKey, tag + ":fence"],
-                                   arguments: [.integer(RedisClient.milliseconds(timeToLive))])
+                                   arguments: [.integer(RedisClient.milliseconds(ttl))])
         }
         switch reply {
         case .integer(let token): return RedisLock(key: key, fencingToken: token, lockKey: lockKey)

@@ -119,11 +119,11 @@ final class RedisTierEngine: Sendable {
         return values
     }
 
-    /// Stores `encoded` (a codec's bytes) under `key` with Redis expiry `timeToLive`,
+    /// Stores `encoded` (a codec's bytes) under `key` with Redis expiry `ttl`,
     /// then publishes an invalidation; the `SET` and the `PUBLISH` go in one write.
     @usableFromInline
-    func store(_ encoded: Data, forKey key: String, timeToLive: Duration?) async throws(RedisError) {
-        let expiry = try Expiry(timeToLive, key: key, wallClock: wallClock)
+    func store(_ encoded: Data, forKey key: String, ttl: Duration?) async throws(RedisError) {
+        let expiry = try Expiry(ttl, key: key, wallClock: wallClock)
         var payload = ByteBufferAllocator().buffer(capacity: try payloadSize(of: encoded, key: key))
         writePayload(encoded, expiry: expiry, into: &payload)
         var commands = [setCommand(key, payload, expiry: expiry)]
@@ -134,9 +134,9 @@ final class RedisTierEngine: Sendable {
     /// Stores several codecs' bytes with one expiry, in one write (pipelined
     /// `SET`s and their invalidations); the first failure wins.
     @usableFromInline
-    func store(_ encoded: [(key: String, bytes: Data)], timeToLive: Duration?) async throws(RedisError) {
+    func store(_ encoded: [(key: String, bytes: Data)], ttl: Duration?) async throws(RedisError) {
         guard let first = encoded.first else { return }
-        let expiry = try Expiry(timeToLive, key: first.key, wallClock: wallClock)
+        let expiry = try Expiry(ttl, key: first.key, wallClock: wallClock)
         // Every payload in one buffer, each sent as a slice of it: one allocation per pipeline.
         var capacity = 0
         for (key, bytes) in encoded { capacity += try payloadSize(of: bytes, key: key) }
@@ -159,7 +159,7 @@ final class RedisTierEngine: Sendable {
     /// `SET` of `payload` under `key`'s Redis key, with `PX` when `expiry` has a time to live.
     private func setCommand(_ key: String, _ payload: ByteBuffer, expiry: Expiry) -> RedisCommand {
         let redisKey = self.redisKey(key)
-        if let milliseconds = expiry.timeToLiveMilliseconds {
+        if let milliseconds = expiry.ttlMilliseconds {
             return RedisCommand("SET", key: redisKey, [.string(redisKey), .bytes(payload), "PX", .integer(milliseconds)])
         }
         return RedisCommand("SET", key: redisKey, [.string(redisKey), .bytes(payload)])

@@ -207,7 +207,7 @@ final class CacheWithRedisFaultTests: XCTestCase {
             await reader.waitUntilReceivingInvalidations()
             let applied = reader.recordAppliedInvalidations()
             for key in ["k0", "k1"] {
-                try await writerTier.setValue("before", forKey: key, timeToLive: nil)
+                try await writerTier.setValue("before", forKey: key, ttl: nil)
                 let read = try await reader.value(forKey: key)
                 XCTAssertEqual(read, "before")
             }

@@ -134,19 +134,19 @@ final class CacheWithRedisTests: XCTestCase {
 
     func testTheFleetLockIsTakenOnceAcrossInstances() async throws {
         let a = try makeCache(), b = try makeCache()
-        guard case .acquired(let lock) = await a.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+        guard case .acquired(let lock) = await a.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("the first instance takes the lock")
         }
-        guard case .heldElsewhere = await b.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+        guard case .heldElsewhere = await b.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("the second instance finds it held")
         }
         let released = await lock.release()
         XCTAssertTrue(released)
-        guard case .acquired = await b.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+        guard case .acquired = await b.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("released, it can be taken again")
         }
         let local = try Cache<String>(memory: MemoryCache(), disk: nil)
-        guard case .unavailable = await local.acquireFleetLock(forKey: "load", timeToLive: .seconds(10)) else {
+        guard case .unavailable = await local.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("a local cache has no fleet lock")
         }
     }

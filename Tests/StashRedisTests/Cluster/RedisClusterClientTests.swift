@@ -140,16 +140,16 @@ final class RedisClusterClientTests: XCTestCase {
         let reader = RedisCacheTier(executor: second, codec: .string, configuration: .init(keyPrefix: "c:"), subscribeOn: candidates)
         let heard = InvalidationRecorder()
         try await reader.startReceivingInvalidations(heard.handler)
-        for index in 0..<50 { try await writer.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
+        for index in 0..<50 { try await writer.setValue("v\(index)", forKey: "k\(index)", ttl: .seconds(60)) }
         await fulfillment(of: [heard.expectation(for: .key("k49"))], timeout: defaultWaitTimeoutSeconds)
         let read = try await reader.entry(forKey: "k7")
         XCTAssertEqual(read?.value, "v7")
         // A batch over keys of every node: one pipelined write per node.
         let batch = try await reader.entries(forKeys: (0..<50).map { "k\($0)" } + ["absent"])
         XCTAssertEqual(batch.map { $0?.value }, (0..<50).map { "v\($0)" } + [nil])
-        let lock = try await writer.acquireLock(forKey: "k1", timeToLive: .seconds(10))
+        let lock = try await writer.acquireLock(forKey: "k1", ttl: .seconds(10))
         XCTAssertNotNil(lock)
-        let contended = try await reader.acquireLock(forKey: "k1", timeToLive: .seconds(10))
+        let contended = try await reader.acquireLock(forKey: "k1", ttl: .seconds(10))
         XCTAssertNil(contended)
         try await writer.releaseLock(XCTUnwrap(lock))
         try await writer.removeAll()

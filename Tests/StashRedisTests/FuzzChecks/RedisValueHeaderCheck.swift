@@ -66,10 +66,10 @@ package enum RedisValueHeaderCheck {
                     throw PropertyViolation("the bytes after the header differ")
                 }
                 if expiresAt == 0 {
-                    guard value.timeToLive == nil else { throw PropertyViolation("no expiry, yet a time to live") }
+                    guard value.ttl == nil else { throw PropertyViolation("no expiry, yet a time to live") }
                 } else {
-                    guard let ttl = value.timeToLive, ttl > .zero, ttl == .milliseconds(remaining) else {
-                        throw PropertyViolation("time to live \(String(describing: value.timeToLive)) for expiry \(expiresAt) at \(now)")
+                    guard let ttl = value.ttl, ttl > .zero, ttl == .milliseconds(remaining) else {
+                        throw PropertyViolation("time to live \(String(describing: value.ttl)) for expiry \(expiresAt) at \(now)")
                     }
                 }
             } else {

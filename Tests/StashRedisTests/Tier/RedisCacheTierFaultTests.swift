@@ -24,13 +24,13 @@ final class RedisCacheTierFaultTests: XCTestCase {
         try await tier.startReceivingInvalidations(heard.handler)
 
         // A load in progress: the first half of the keys reach Redis.
-        for index in 0..<50 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
+        for index in 0..<50 { try await tier.setValue("v\(index)", forKey: "k\(index)", ttl: .seconds(60)) }
         server.kill()
 
         var failures: [RedisError.Code] = []
         for index in 50..<100 {
             do {
-                try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60))
+                try await tier.setValue("v\(index)", forKey: "k\(index)", ttl: .seconds(60))
             } catch {
                 failures.append(error.code)
             }
@@ -53,7 +53,7 @@ final class RedisCacheTierFaultTests: XCTestCase {
         let afterRestart = try await tier.entry(forKey: "k1")
         XCTAssertNil(afterRestart)
         XCTAssertEqual(tier.engine.breaker.phase, .closed)
-        for index in 50..<100 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: .seconds(60)) }
+        for index in 50..<100 { try await tier.setValue("v\(index)", forKey: "k\(index)", ttl: .seconds(60)) }
         let reloaded = try await tier.entry(forKey: "k99")
         XCTAssertEqual(reloaded?.value, "v99")
         // The subscription came back, and says that anything may have changed meanwhile.

@@ -36,19 +36,19 @@ final class RedisCacheTierTests: XCTestCase {
 
     func testAValueComesBackWithItsRemainingTimeToLive() async throws {
         let tier = makeTier()
-        try await tier.setValue("hello", forKey: "greeting", timeToLive: .seconds(60))
+        try await tier.setValue("hello", forKey: "greeting", ttl: .seconds(60))
         let entry = try await tier.entry(forKey: "greeting")
         XCTAssertEqual(entry?.value, "hello")
-        let ttl = try XCTUnwrap(entry?.timeToLive)
+        let ttl = try XCTUnwrap(entry?.ttl)
         XCTAssertGreaterThan(ttl, .seconds(55))
         XCTAssertLessThanOrEqual(ttl, .seconds(60))
         // Redis carries the expiry too, and the key is namespaced.
         let pttl = Int(try server.cli(["PTTL", "app:greeting"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -3
         XCTAssertGreaterThan(pttl, 55_000)
-        try await tier.setValue("forever", forKey: "f", timeToLive: nil)
+        try await tier.setValue("forever", forKey: "f", ttl: nil)
         let forever = try await tier.entry(forKey: "f")
         XCTAssertEqual(forever?.value, "forever")
-        XCTAssertNil(forever?.timeToLive)
+        XCTAssertNil(forever?.ttl)
         let missing = try await tier.entry(forKey: "missing")
         XCTAssertNil(missing)
     }
@@ -58,7 +58,7 @@ final class RedisCacheTierTests: XCTestCase {
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
         clients.append(client)
         let tier = RedisCacheTier(executor: client, codec: .string, wallClock: wall)
-        try await tier.setValue("v", forKey: "k", timeToLive: .seconds(30))
+        try await tier.setValue("v", forKey: "k", ttl: .seconds(30))
         wall.advance(by: .seconds(31))
         let entry = try await tier.entry(forKey: "k")
         XCTAssertNil(entry)
@@ -67,7 +67,7 @@ final class RedisCacheTierTests: XCTestCase {
 
     func testStatisticsCountEveryKeyReadAsAHitOrAMiss() async throws {
         let tier = makeTier()
-        try await tier.setValues([("a", "1"), ("b", "2")], timeToLive: nil)
+        try await tier.setValues([("a", "1"), ("b", "2")], ttl: nil)
         _ = try await tier.entry(forKey: "a")
         _ = try await tier.entry(forKey: "missing")
         _ = try await tier.entries(forKeys: ["a", "b", "missing"])
@@ -76,10 +76,10 @@ final class RedisCacheTierTests: XCTestCase {
 
     func testBatchesReadAndWriteInOneWrite() async throws {
         let tier = makeTier()
-        try await tier.setValues((0..<20).map { ("b\($0)", "v\($0)") }, timeToLive: .seconds(60))
+        try await tier.setValues((0..<20).map { ("b\($0)", "v\($0)") }, ttl: .seconds(60))
         let entries = try await tier.entries(forKeys: ["b0", "missing", "b19"])
         XCTAssertEqual(entries.map { $0?.value }, ["v0", nil, "v19"])
-        XCTAssertNotNil(entries[2]?.timeToLive)
+        XCTAssertNotNil(entries[2]?.ttl)
     }
 
     func testABatchOfValuesOfDifferentSizesComesBackIntact() async throws {
@@ -87,21 +87,21 @@ final class RedisCacheTierTests: XCTestCase {
         // The payloads of a batch share one buffer: each must come back whole and alone.
         let values = ["", "a", String(repeating: "x", count: 100), String(repeating: "é", count: 3000), "last"]
         let keys = values.indices.map { "size\($0)" }
-        try await tier.setValues(Array(zip(keys, values)), timeToLive: nil)
+        try await tier.setValues(Array(zip(keys, values)), ttl: nil)
         let entries = try await tier.entries(forKeys: keys)
         XCTAssertEqual(entries.map { $0?.value }, values)
-        XCTAssertTrue(entries.allSatisfy { $0 != nil && $0?.timeToLive == nil }, "no expiry was asked for")
+        XCTAssertTrue(entries.allSatisfy { $0 != nil && $0?.ttl == nil }, "no expiry was asked for")
         let single = try await tier.entries(forKeys: ["size3"])
         XCTAssertEqual(single.map { $0?.value }, [values[3]])
         let none = try await tier.entries(forKeys: [])
         XCTAssertEqual(none.count, 0)
-        try await tier.setValues([], timeToLive: .seconds(1))  // nothing to send
+        try await tier.setValues([], ttl: .seconds(1))  // nothing to send
     }
 
     func testABatchWithATimeToLiveThatIsNotPositiveWritesNothing() async throws {
         let tier = makeTier()
         do {
-            try await tier.setValues([("z1", "a"), ("z2", "b")], timeToLive: .zero)
+            try await tier.setValues([("z1", "a"), ("z2", "b")], ttl: .zero)
             XCTFail("a time to live of zero is refused")
         } catch {
             XCTAssertEqual(error.code, .invalidArgument)
@@ -116,8 +116,8 @@ final class RedisCacheTierTests: XCTestCase {
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
         clients.append(client)
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "fmt:"), wallClock: wall)
-        try await tier.setValue("one", forKey: "a", timeToLive: .seconds(30))
-        try await tier.setValues([("b", "two"), ("c", "three")], timeToLive: nil)
+        try await tier.setValue("one", forKey: "a", ttl: .seconds(30))
+        try await tier.setValues([("b", "two"), ("c", "three")], ttl: nil)
         func stored(_ key: String) async throws -> [UInt8] {
             let buffer = try await client.get("fmt:" + key)
             return try XCTUnwrap(buffer.map { Array($0.readableBytesView) })
@@ -152,7 +152,7 @@ final class RedisCacheTierTests: XCTestCase {
         try await first.startReceivingInvalidations(firstHeard.handler)
         try await second.startReceivingInvalidations(secondHeard.handler)
 
-        try await first.setValue("from first", forKey: "shared", timeToLive: .seconds(60))
+        try await first.setValue("from first", forKey: "shared", ttl: .seconds(60))
         await fulfillment(of: [secondHeard.expectation(for: .key("shared"))], timeout: defaultWaitTimeoutSeconds)
         let seen = try await second.entry(forKey: "shared")
         XCTAssertEqual(seen?.value, "from first")
@@ -162,7 +162,7 @@ final class RedisCacheTierTests: XCTestCase {
         let gone = try await first.entry(forKey: "shared")
         XCTAssertNil(gone)
 
-        try await second.setValue("x", forKey: "other", timeToLive: nil)
+        try await second.setValue("x", forKey: "other", ttl: nil)
         await fulfillment(of: [firstHeard.expectation(for: .key("other"))], timeout: defaultWaitTimeoutSeconds)
         XCTAssertEqual(firstHeard.received, [.key("shared"), .key("other")])
         XCTAssertEqual(secondHeard.received, [.key("shared")], "an instance never hears its own changes")
@@ -174,8 +174,8 @@ final class RedisCacheTierTests: XCTestCase {
         let listener = makeTier(prefix: "mine:")
         let heard = InvalidationRecorder()
         try await listener.startReceivingInvalidations(heard.handler)
-        for index in 0..<300 { try await tier.setValue("v\(index)", forKey: "k\(index)", timeToLive: nil) }
-        try await neighbour.setValue("kept", forKey: "k1", timeToLive: nil)
+        for index in 0..<300 { try await tier.setValue("v\(index)", forKey: "k\(index)", ttl: nil) }
+        try await neighbour.setValue("kept", forKey: "k1", ttl: nil)
         try await tier.removeAll()
         await fulfillment(of: [heard.expectation(for: .all)], timeout: defaultWaitTimeoutSeconds)
         let dbsize = try server.cli(["KEYS", "mine:*"]).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -187,12 +187,12 @@ final class RedisCacheTierTests: XCTestCase {
     func testTheLockHasOneHolderAndGrowingFencingTokens() async throws {
         let first = makeTier()
         let second = makeTier()
-        let lock = try await first.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        let lock = try await first.acquireLock(forKey: "report", ttl: .seconds(30))
         let held = try XCTUnwrap(lock)
-        let contended = try await second.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        let contended = try await second.acquireLock(forKey: "report", ttl: .seconds(30))
         XCTAssertNil(contended)
         try await first.releaseLock(held)
-        let next = try await second.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        let next = try await second.acquireLock(forKey: "report", ttl: .seconds(30))
         let nextHeld = try XCTUnwrap(next)
         XCTAssertGreaterThan(nextHeld.fencingToken, held.fencingToken)
         do {
@@ -201,7 +201,7 @@ final class RedisCacheTierTests: XCTestCase {
         } catch {
             XCTAssertEqual(error.code, .lockNotHeld)
         }
-        let stillHeld = try await first.acquireLock(forKey: "report", timeToLive: .seconds(30))
+        let stillHeld = try await first.acquireLock(forKey: "report", ttl: .seconds(30))
         XCTAssertNil(stillHeld, "the stale release did not free the new holder's lock")
         try await second.releaseLock(nextHeld)
     }
@@ -210,9 +210,9 @@ final class RedisCacheTierTests: XCTestCase {
     /// with a clear error, and the tier goes on working.
     func testAValueOverTheServersBulkLimitIsAClearError() async throws {
         let tier = makeTier()
-        try await tier.setValue("small", forKey: "before", timeToLive: nil)
+        try await tier.setValue("small", forKey: "before", ttl: nil)
         do {
-            try await tier.setValue(String(repeating: "x", count: 2 * 1024 * 1024), forKey: "huge", timeToLive: nil)
+            try await tier.setValue(String(repeating: "x", count: 2 * 1024 * 1024), forKey: "huge", ttl: nil)
             XCTFail("the server refuses values over proto-max-bulk-len")
         } catch {
             XCTAssertEqual(error.code, .valueTooLarge, "\(error)")
@@ -230,7 +230,7 @@ final class RedisCacheTierTests: XCTestCase {
         configuration.maximumValueSize = 100
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: configuration)
         do {
-            try await tier.setValue(String(repeating: "x", count: 200), forKey: "k", timeToLive: nil)
+            try await tier.setValue(String(repeating: "x", count: 200), forKey: "k", ttl: nil)
             XCTFail("over the tier's limit")
         } catch {
             XCTAssertEqual(error.code, .valueTooLarge)

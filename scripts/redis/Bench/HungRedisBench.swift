@@ -13,7 +13,7 @@ func runHungRedisBench(configuration: RedisConfiguration, pid: Int32, pause: Dur
     configuration.commandTimeout = .seconds(1)
     let client = RedisClient(configuration: configuration)
     let tier = RedisCacheTier(executor: client, codec: .data, configuration: .init(keyPrefix: "hung:"))
-    try await tier.setValue(Data([1]), forKey: "k", timeToLive: nil)
+    try await tier.setValue(Data([1]), forKey: "k", ttl: nil)
     let clock = ContinuousClock()
     for round in 1...rounds {
         let resumedAt = LockedValue<ContinuousClock.Instant?>(nil)

@@ -63,10 +63,10 @@ case "throughput":
     let buffer = ByteBuffer(bytes: Array(repeating: 0x61, count: 100))
     let keys = (0..<10_000).map { "key:\($0)" }
     // "set" stores with a time to live (the tier sends `SET … PX`); "set-no-ttl" without (a plain `SET`).
-    let timeToLive: Duration? = mode == "set-no-ttl" ? nil : .seconds(3600)
+    let ttl: Duration? = mode == "set-no-ttl" ? nil : .seconds(3600)
     // Warm up, and make every GET a hit.
     for key in keys {
-        if layer == "tier" { try await tier.setValue(value, forKey: key, timeToLive: .seconds(3600)) }
+        if layer == "tier" { try await tier.setValue(value, forKey: key, ttl: .seconds(3600)) }
         else { try await client.set(key, to: buffer) }
     }
     let perClient = requests / clients
@@ -97,11 +97,11 @@ case "throughput":
                         }
                         if batch == 1 {
                             if mode == "get" { _ = try await tier.entry(forKey: batchKeys[0]) }
-                            else { try await tier.setValue(value, forKey: batchKeys[0], timeToLive: timeToLive) }
+                            else { try await tier.setValue(value, forKey: batchKeys[0], ttl: ttl) }
                         } else if mode == "get" {
                             _ = try await tier.entries(forKeys: batchKeys)
                         } else {
-                            try await tier.setValues(batchKeys.map { ($0, value) }, timeToLive: timeToLive)
+                            try await tier.setValues(batchKeys.map { ($0, value) }, ttl: ttl)
                         }
                     }
                     done += batch
@@ -135,7 +135,7 @@ case "invalidation":
     for index in 0..<(samples + 100) {
         let key = "k\(index)"
         let sent = now()
-        try await writer.setValue(value, forKey: key, timeToLive: .seconds(60))
+        try await writer.setValue(value, forKey: key, ttl: .seconds(60))
         while arrivals.withLock({ $0[key] }) == nil { _ = await iterator.next() }
         if index >= 100 { latencies.append(arrivals.withLock { $0[key]! } - sent) }
     }
