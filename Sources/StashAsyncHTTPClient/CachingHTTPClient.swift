@@ -145,7 +145,7 @@ public final class CachingHTTPClient: Sendable {
         do {
             answer = try await cache.response(for: request, policy: policy) { request, _ in
                 let (head, responseBody) = try await fetcher.fetch(request, body: body)
-                return (head, HTTPBody(responseBody.map { ArraySlice($0.readableBytesView) }))
+                return (head, HTTPCacheBody(responseBody.map { ArraySlice($0.readableBytesView) }))
             }
         } catch {
             throw CachingHTTPClientError(originFailure: error, url: request.url)

@@ -69,9 +69,9 @@ public final class HTTPCache: Sendable {
     ///   reads it whole.
     public func response(
         for request: HTTPRequest,
-        body: HTTPBody? = nil,
+        body: HTTPCacheBody? = nil,
         policy: HTTPCachePolicy = .useProtocolPolicy,
-        origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+        origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
         try await engine.response(for: request, body: body, policy: policy, origin: origin)
     }

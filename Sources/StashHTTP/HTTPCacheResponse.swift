@@ -7,7 +7,7 @@ public struct HTTPCacheResponse: Sendable {
     /// The status and header fields. A stored response carries `Age`; `Date` is never rewritten.
     public var response: HTTPResponse
     /// The body's bytes.
-    public var body: HTTPBody
+    public var body: HTTPCacheBody
     /// Whether the response was a hit, a miss, revalidated, stale or bypassed the cache.
     public var outcome: HTTPCacheOutcome
 
@@ -17,7 +17,7 @@ public struct HTTPCacheResponse: Sendable {
     ///   - response: The status and header fields.
     ///   - body: The body.
     ///   - outcome: How it was produced.
-    public init(response: HTTPResponse, body: HTTPBody, outcome: HTTPCacheOutcome) {
+    public init(response: HTTPResponse, body: HTTPCacheBody, outcome: HTTPCacheOutcome) {
         self.response = response
         self.body = body
         self.outcome = outcome

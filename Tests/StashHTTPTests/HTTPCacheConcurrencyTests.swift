@@ -26,11 +26,11 @@ final class Latch: @unchecked Sendable {
             self.status = status
         }
         var count: Int { lock.withLock { calls } }
-        var closure: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody) {
+        var closure: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) {
             { _, _ in
                 self.lock.withLock { self.calls += 1 }
                 await self.latch.wait()
-                return (makeResponse(self.status, self.fields), HTTPBody(bytes: Array("body".utf8)))
+                return (makeResponse(self.status, self.fields), HTTPCacheBody(bytes: Array("body".utf8)))
             }
         }
     }
@@ -119,7 +119,7 @@ final class Latch: @unchecked Sendable {
     @Test func manyKeysFromManyTasksKeepTheStoreConsistent() async throws {
         let cache = try makeCache(clock: makeClock()) { $0.memoryCountLimit = 16 }
         let origin = TestOrigin { request in
-            (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPBody(bytes: Array((request.path ?? "").utf8)))
+            (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPCacheBody(bytes: Array((request.path ?? "").utf8)))
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<8 {

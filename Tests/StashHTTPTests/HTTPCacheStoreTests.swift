@@ -29,7 +29,7 @@ import Testing
         #expect(used.heuristicFreshnessLimit == .zero && used.staleIfUnreachable == .zero)
         #expect(logs.messages(at: .warning).count == 7, "one warning per value: \(logs.messages(at: .warning))")
         // Memory stores nothing, so every request reaches the origin, and nothing fails.
-        let origin = TestOrigin { _ in (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPBody(bytes: [1])) }
+        let origin = TestOrigin { _ in (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPCacheBody(bytes: [1])) }
         _ = try await cache.get(makeRequest("/a"), origin)
         #expect(try await cache.get(makeRequest("/a"), origin).0.outcome == .miss)
         #expect(origin.count == 2)
@@ -39,7 +39,7 @@ import Testing
         let clock = makeClock()
         let cache = try makeCache(clock: clock)
         let origin = TestOrigin { request in
-            (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPBody(bytes: Array((request.path ?? "").utf8)))
+            (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPCacheBody(bytes: Array((request.path ?? "").utf8)))
         }
         #expect(try await cache.get(makeRequest("/a?x=1"), origin).1 == "/a?x=1")
         #expect(try await cache.get(makeRequest("/a?x=2"), origin).1 == "/a?x=2")
@@ -69,7 +69,7 @@ import Testing
         let cache = try makeCache(clock: clock)
         let origin = TestOrigin { request in
             let language = request.headerFields[.acceptLanguage] ?? "none"
-            return (makeResponse(200, [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")]), HTTPBody(bytes: Array(language.utf8)))
+            return (makeResponse(200, [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")]), HTTPCacheBody(bytes: Array(language.utf8)))
         }
         let english = makeRequest("/", [("Accept-Language", "en")])
         let french = makeRequest("/", [("Accept-Language", "fr")])
@@ -239,7 +239,7 @@ import Testing
                 continuation.yield([1, 2, 3][...])
                 continuation.finish(throwing: OriginDown())
             }
-            return (makeResponse(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v2\"")]), HTTPBody(stream))
+            return (makeResponse(200, [("Cache-Control", "max-age=10"), ("ETag", "\"v2\"")]), HTTPCacheBody(stream))
         }
         let (stale, body) = try await cache.get(makeRequest(), origin)
         #expect(stale.outcome == .stale)
@@ -304,7 +304,7 @@ import Testing
                 continuation.yield([1, 2, 3][...])
                 continuation.finish(throwing: OriginDown())
             }
-            return (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPBody(stream))
+            return (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPCacheBody(stream))
         }
         await #expect(throws: OriginDown.self) { try await cache.get(makeRequest(), origin) }
         origin.respond(200, [("Cache-Control", "max-age=60")])
@@ -326,7 +326,7 @@ import Testing
                 for chunk in ["0123", "4567", "89ab", "cdef"] { continuation.yield(Array(chunk.utf8)[...]) }
                 continuation.finish()
             }
-            return (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPBody(stream))
+            return (makeResponse(200, [("Cache-Control", "max-age=60")]), HTTPCacheBody(stream))
         }
         let (first, body) = try await cache.get(makeRequest(), origin)
         #expect(first.outcome == .miss)

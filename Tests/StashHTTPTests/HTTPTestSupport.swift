@@ -43,31 +43,31 @@ final class TestOrigin: @unchecked Sendable {
     // @unchecked Sendable: `requests` and `handler` are only touched with `lock` held.
     private let lock = Lock()
     private var recorded: [HTTPRequest] = []
-    private var handler: @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPBody)
+    private var handler: @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPCacheBody)
 
-    init(_ handler: @escaping @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPBody)) {
+    init(_ handler: @escaping @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPCacheBody)) {
         self.handler = handler
     }
 
     /// An origin that always answers `status`, `fields` and `body`.
     convenience init(_ status: Int = 200, _ fields: [(String, String)], body: String = "hello") {
-        self.init { _ in (makeResponse(status, fields), HTTPBody(bytes: Array(body.utf8))) }
+        self.init { _ in (makeResponse(status, fields), HTTPCacheBody(bytes: Array(body.utf8))) }
     }
 
-    func respond(_ handler: @escaping @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPBody)) {
+    func respond(_ handler: @escaping @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPCacheBody)) {
         lock.withLock { self.handler = handler }
     }
 
     func respond(_ status: Int = 200, _ fields: [(String, String)], body: String = "hello") {
-        respond { _ in (makeResponse(status, fields), HTTPBody(bytes: Array(body.utf8))) }
+        respond { _ in (makeResponse(status, fields), HTTPCacheBody(bytes: Array(body.utf8))) }
     }
 
     var requests: [HTTPRequest] { lock.withLock { recorded } }
     var count: Int { lock.withLock { recorded.count } }
 
-    var closure: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody) {
+    var closure: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) {
         { request, _ in
-            let handler = self.lock.withLock { () -> @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPBody) in
+            let handler = self.lock.withLock { () -> @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPCacheBody) in
                 self.recorded.append(request)
                 return self.handler
             }

@@ -61,12 +61,12 @@ struct HTTPBench {
         configuration.memoryCostLimit = 512 << 20
         configuration.memoryCountLimit = 1_000_000
         let cache = try HTTPCache(configuration: configuration)
-        let freshOrigin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody) = { _, _ in
-            (HTTPResponse(status: .ok, headerFields: fresh), HTTPBody(bytes: body))
+        let freshOrigin: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) = { _, _ in
+            (HTTPResponse(status: .ok, headerFields: fresh), HTTPCacheBody(bytes: body))
         }
-        let validatingOrigin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody) = { request, _ in
-            if request.headerFields[.ifNoneMatch] != nil { return (HTTPResponse(status: .notModified, headerFields: notModified), HTTPBody()) }
-            return (HTTPResponse(status: .ok, headerFields: validated), HTTPBody(bytes: body))
+        let validatingOrigin: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) = { request, _ in
+            if request.headerFields[.ifNoneMatch] != nil { return (HTTPResponse(status: .notModified, headerFields: notModified), HTTPCacheBody()) }
+            return (HTTPResponse(status: .ok, headerFields: validated), HTTPCacheBody(bytes: body))
         }
         _ = try await cache.response(for: request("/hit"), origin: freshOrigin)
         _ = try await cache.response(for: request("/revalidate"), origin: validatingOrigin)

@@ -21,8 +21,8 @@ enum HTTPContention {
         fields[.contentType] = "text/plain"
         fields[.contentLength] = "1024"
         let fresh = fields
-        let origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody) = { _, _ in
-            (HTTPResponse(status: .ok, headerFields: fresh), HTTPBody(bytes: body))
+        let origin: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) = { _, _ in
+            (HTTPResponse(status: .ok, headerFields: fresh), HTTPCacheBody(bytes: body))
         }
         let requests = (0..<urlCount).map {
             HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:8000", path: "/c/\($0)")

@@ -109,8 +109,8 @@ final class HTTPCacheEngine: Sendable {
     // MARK: - Answering
 
     func response(
-        for request: HTTPRequest, body: HTTPBody?, policy: HTTPCachePolicy,
-        origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+        for request: HTTPRequest, body: HTTPCacheBody?, policy: HTTPCachePolicy,
+        origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
         let usesStore = policy.kind != .noStore && (request.method == .get || request.method == .head)
             && request.headerFields[.range] == nil
@@ -261,10 +261,10 @@ final class HTTPCacheEngine: Sendable {
         let fields = rules.servedFields(stored, now: now)
         if HTTPCacheRules.clientConditionMatches(request, stored: stored) {
             let response = HTTPResponse(status: .notModified, headerFields: HTTPCacheRules.notModifiedFields(fields))
-            return finish(HTTPCacheResponse(response: response, body: HTTPBody(), outcome: outcome))
+            return finish(HTTPCacheResponse(response: response, body: HTTPCacheBody(), outcome: outcome))
         }
         let response = HTTPResponse(status: stored.status, headerFields: fields)
-        let body = request.method == .head ? HTTPBody() : HTTPBody(bytes: stored.body)
+        let body = request.method == .head ? HTTPCacheBody() : HTTPCacheBody(bytes: stored.body)
         return finish(HTTPCacheResponse(response: response, body: body, outcome: outcome))
     }
 
@@ -272,7 +272,7 @@ final class HTTPCacheEngine: Sendable {
         var fields = HTTPFields()
         fields[.contentLength] = "0"
         return finish(HTTPCacheResponse(
-            response: HTTPResponse(status: .gatewayTimeout, headerFields: fields), body: HTTPBody(), outcome: .miss))
+            response: HTTPResponse(status: .gatewayTimeout, headerFields: fields), body: HTTPCacheBody(), outcome: .miss))
     }
 
     /// Counts the outcome, and adds `Cache-Status` when configured: every response passes here.
@@ -294,8 +294,8 @@ final class HTTPCacheEngine: Sendable {
 
     /// Fetches unconditionally and stores the response when allowed.
     private func fetch(
-        request: HTTPRequest, body: HTTPBody?, key: String, policy: HTTPCachePolicy,
-        origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+        request: HTTPRequest, body: HTTPCacheBody?, key: String, policy: HTTPCachePolicy,
+        origin: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
         let requestTime = clock.nanosecondsNow
         let (response, responseBody) = try await origin(HTTPCacheRules.withoutConditionals(request), body)
@@ -309,12 +309,12 @@ final class HTTPCacheEngine: Sendable {
     /// anything else replaces it.
     private func validate(
         request: HTTPRequest, key: String, stored: StoredResponse, policy: HTTPCachePolicy,
-        origin: @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+        origin: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
         let (outgoing, _) = HTTPCacheRules.validationRequest(for: request, stored: stored)
         let requestTime = clock.nanosecondsNow
         let response: HTTPResponse
-        let responseBody: HTTPBody
+        let responseBody: HTTPCacheBody
         do {
             (response, responseBody) = try await origin(outgoing, nil)
         } catch {
@@ -361,7 +361,7 @@ final class HTTPCacheEngine: Sendable {
     /// dropped unread cancels the request and closes it, and every revalidation then paid for a
     /// new connection (docs/benchmarks.md, "HTTP client adapter (CachingHTTPClient)", has the cost).
     /// Reads at most 64 KiB; past that, or on an error, the connection is let go.
-    static func discard(_ body: HTTPBody) async {
+    static func discard(_ body: HTTPCacheBody) async {
         _ = try? await body.collect(upTo: 64 << 10)
     }
 
@@ -393,7 +393,7 @@ final class HTTPCacheEngine: Sendable {
     /// Reads a response from the origin and stores it when RFC 9111 and the limits allow;
     /// otherwise streams it through.
     private func store(
-        response: HTTPResponse, body: HTTPBody, request: HTTPRequest, requestTime: Int64, key: String,
+        response: HTTPResponse, body: HTTPCacheBody, request: HTTPRequest, requestTime: Int64, key: String,
         replacing old: StoredResponse?
     ) async throws -> HTTPCacheResponse {
         let responseTime = clock.nanosecondsNow
@@ -425,7 +425,7 @@ final class HTTPCacheEngine: Sendable {
             if let old { await remove(old, forKey: key) }
             return finish(HTTPCacheResponse(response: response, body: rest, outcome: .miss))
         }
-        let result = HTTPCacheResponse(response: response, body: HTTPBody(bytes: bytes), outcome: .miss)
+        let result = HTTPCacheResponse(response: response, body: HTTPCacheBody(bytes: bytes), outcome: .miss)
         guard declaredLength == nil || declaredLength == bytes.count || request.method == .head else {
             // A body shorter or longer than its Content-Length is damaged: served as received, never stored.
             if let old { await remove(old, forKey: key) }
@@ -443,7 +443,7 @@ final class HTTPCacheEngine: Sendable {
 
     /// Reads `body` whole when it has at most `limit` bytes; otherwise returns the bytes read so far
     /// and the rest of the stream joined into one body. An error from the stream is rethrown.
-    static func read(_ body: HTTPBody, upTo limit: Int) async throws -> ([UInt8], HTTPBody?) {
+    static func read(_ body: HTTPCacheBody, upTo limit: Int) async throws -> ([UInt8], HTTPCacheBody?) {
         if let bytes = body.bufferedBytes {
             return bytes.count <= limit ? (bytes, nil) : ([], body)
         }
@@ -452,7 +452,7 @@ final class HTTPCacheEngine: Sendable {
         while let chunk = try await iterator.next() {
             if bytes.count + chunk.count > limit {
                 let source = ChunkSource(prefix: bytes[...] + chunk, rest: iterator)
-                return ([], HTTPBody(source: source))
+                return ([], HTTPCacheBody(source: source))
             }
             bytes.append(contentsOf: chunk)
         }
@@ -516,7 +516,7 @@ final class HTTPCacheEngine: Sendable {
     /// (or a foreground fetch) is already under way for `key`.
     func revalidateInBackground(
         key: String, request: HTTPRequest, stored: StoredResponse,
-        origin: @escaping @Sendable (HTTPRequest, HTTPBody?) async throws -> (HTTPResponse, HTTPBody)
+        origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) {
         let gate = FetchGate()
         let id: Int? = state.withLock { state in

@@ -1,20 +1,23 @@
 import Stash
 
-/// An HTTP body: a sequence of byte chunks.
+/// An HTTP body as ``HTTPCache`` takes and gives it: a sequence of byte chunks.
+///
+/// Not called `HTTPBody`, which OpenAPIRuntime's body type is called: a server or client that
+/// imports both modules names each without qualification.
 ///
 /// Either bytes held in memory (a stored response, a small request body) or a
 /// stream (an origin's response), so that large bodies pass through the cache
 /// without being buffered whole.
 ///
 /// ```swift
-/// let body = HTTPBody(bytes: Array("hello".utf8))
+/// let body = HTTPCacheBody(bytes: Array("hello".utf8))
 /// let bytes = try await body.collect(upTo: 1 << 20)
 /// ```
 ///
 /// A value type and `Sendable`; iterate a streaming body once only (a second
 /// iteration of the same stream sees what the first left). Bytes held in memory
 /// can be iterated any number of times.
-public struct HTTPBody: AsyncSequence, Sendable {
+public struct HTTPCacheBody: AsyncSequence, Sendable {
     /// A chunk of bytes.
     public typealias Element = ArraySlice<UInt8>
 
@@ -121,7 +124,7 @@ final class ChunkSource: @unchecked Sendable {
     }
 
     /// `prefix`, then the rest of an iterator already under way.
-    init(prefix: ArraySlice<UInt8>, rest: HTTPBody.AsyncIterator) {
+    init(prefix: ArraySlice<UInt8>, rest: HTTPCacheBody.AsyncIterator) {
         let box = IteratorBox(rest)
         let pending = PendingChunk(prefix)
         nextChunk = {
