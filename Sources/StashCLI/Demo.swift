@@ -153,7 +153,7 @@ struct Demo: ParsableCommand {
 
     /// The tours' logger: nothing they do should log, and the output is the tour.
     private static var quietLogger: Logger {
-        Logger(label: "stash.demo") { _ in SwiftLogNoOpLogHandler() }
+        Logger(label: "stash") { _ in SwiftLogNoOpLogHandler() }
     }
 
     /// Which of `keys` the disk cache holds.

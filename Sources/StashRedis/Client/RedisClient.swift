@@ -33,11 +33,11 @@ public final class RedisClient: RedisCommandExecutor {
     /// - Parameters:
     ///   - configuration: Where and how to connect.
     ///   - eventLoopGroup: The event loops the connections run on. Default NIO's shared singleton group.
-    ///   - logger: Where connection problems are logged. Default a logger labelled `stash.redis`.
+    ///   - logger: Where connection problems are logged. Default a logger labelled `Stash.RedisClient`.
     /// - Complexity: O(1); no I/O.
     public init(configuration: RedisConfiguration,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-                logger: Logger = Logger(label: "stash.redis")) {
+                logger: Logger = Logger(label: "Stash.RedisClient")) {
         self.configuration = configuration
         pool = RedisConnectionPool(configuration: configuration, group: eventLoopGroup, logger: logger)
     }

@@ -40,14 +40,14 @@ package final class RedisSubscriber: Sendable {
     ///   - candidates: The servers to subscribe on, tried in turn; at least one.
     ///   - channel: The channel's name.
     ///   - eventLoopGroup: The event loops. Default NIO's shared singleton group.
-    ///   - logger: Where a lost subscription is logged (once per loss). Default labelled `stash.redis.subscriber`.
+    ///   - logger: Where a lost subscription is logged (once per loss). Default labelled `Stash.RedisSubscriber`.
     ///   - onMessage: Called with each message's payload.
     ///   - onLost: Called when the subscription drops, before any attempt to restore it. Default: nothing.
     ///   - onResubscribe: Called after a lost subscription is restored; a loss after that is
     ///     reported only once it returns.
     package init(candidates: [RedisConfiguration], channel: String,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-                logger: Logger = Logger(label: "stash.redis.subscriber"),
+                logger: Logger = Logger(label: "Stash.RedisSubscriber"),
                 onMessage: @escaping @Sendable (ByteBuffer) -> Void,
                 onLost: @escaping @Sendable () -> Void = {},
                 onResubscribe: @escaping @Sendable () async -> Void) {

@@ -43,13 +43,13 @@ public final class RedisClusterClient: RedisCommandExecutor {
     ///     (its host and port are ignored). Default ``RedisConfiguration/init(host:port:)``'s defaults.
     ///   - maximumRedirections: How many redirections or retries one command may follow. Default 5.
     ///   - eventLoopGroup: The event loops. Default NIO's shared singleton group.
-    ///   - logger: Where topology changes are logged. Default a logger labelled `stash.redis.cluster`.
+    ///   - logger: Where topology changes are logged. Default a logger labelled `Stash.RedisClusterClient`.
     /// - Complexity: O(1); no I/O.
     public init(seeds: [(host: String, port: Int)],
                 configuration: RedisConfiguration = RedisConfiguration(),
                 maximumRedirections: Int = 5,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-                logger: Logger = Logger(label: "stash.redis.cluster")) {
+                logger: Logger = Logger(label: "Stash.RedisClusterClient")) {
         self.seeds = seeds.map { RedisClusterTopology.Node(host: $0.host, port: $0.port) }
         self.configuration = configuration
         self.maximumRedirections = maximumRedirections

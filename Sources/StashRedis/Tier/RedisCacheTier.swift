@@ -78,7 +78,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///     Default `nil`: the client's ``RedisClient/configuration``.
     ///   - clock: The monotonic clock of the circuit breaker. Default `SystemClock()`; tests inject a `ManualClock`.
     ///   - wallClock: Unix time, for the stored expiry. Default `WallClock()`.
-    ///   - logger: Where outages are logged (once each). Default labelled `stash.redis.tier`.
+    ///   - logger: Where outages are logged (once each). Default labelled `Stash.RedisCacheTier`.
     /// - Complexity: O(1).
     public convenience init(client: RedisClient,
                             codec: DiskCodec<Value>,
@@ -86,7 +86,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
                             subscribeOn: [RedisConfiguration]? = nil,
                             clock: any CacheClock = SystemClock(),
                             wallClock: any CacheClock = WallClock(),
-                            logger: Logger = Logger(label: "stash.redis.tier")) {
+                            logger: Logger = Logger(label: "Stash.RedisCacheTier")) {
         self.init(executor: client, codec: codec, configuration: configuration, subscribeOn: subscribeOn,
                   clock: clock, wallClock: wallClock, logger: logger)
     }
@@ -101,7 +101,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///     Default `nil`: the cluster's primaries when the subscription starts.
     ///   - clock: The monotonic clock of the circuit breaker. Default `SystemClock()`; tests inject a `ManualClock`.
     ///   - wallClock: Unix time, for the stored expiry. Default `WallClock()`.
-    ///   - logger: Where outages are logged (once each). Default labelled `stash.redis.tier`.
+    ///   - logger: Where outages are logged (once each). Default labelled `Stash.RedisCacheTier`.
     /// - Complexity: O(1).
     public convenience init(cluster: RedisClusterClient,
                             codec: DiskCodec<Value>,
@@ -109,7 +109,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
                             subscribeOn: [RedisConfiguration]? = nil,
                             clock: any CacheClock = SystemClock(),
                             wallClock: any CacheClock = WallClock(),
-                            logger: Logger = Logger(label: "stash.redis.tier")) {
+                            logger: Logger = Logger(label: "Stash.RedisCacheTier")) {
         self.init(executor: cluster, codec: codec, configuration: configuration, subscribeOn: subscribeOn,
                   clock: clock, wallClock: wallClock, logger: logger)
     }
@@ -127,7 +127,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     ///     ``RedisClient``, else the cluster's primaries at that time.
     ///   - clock: The monotonic clock of the circuit breaker. Default `SystemClock()`; tests inject a `ManualClock`.
     ///   - wallClock: Unix time, for the stored expiry. Default `WallClock()`.
-    ///   - logger: Where outages are logged (once each). Default labelled `stash.redis.tier`.
+    ///   - logger: Where outages are logged (once each). Default labelled `Stash.RedisCacheTier`.
     /// - Complexity: O(1).
     package init(executor: any RedisCommandExecutor,
                 codec: DiskCodec<Value>,
@@ -135,7 +135,7 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
                 subscribeOn: [RedisConfiguration]? = nil,
                 clock: any CacheClock = SystemClock(),
                 wallClock: any CacheClock = WallClock(),
-                logger: Logger = Logger(label: "stash.redis.tier")) {
+                logger: Logger = Logger(label: "Stash.RedisCacheTier")) {
         self.configuration = configuration
         self.codec = codec
         self.engine = RedisTierEngine(
