@@ -17,7 +17,9 @@ extension DiskCache {
     /// A value stored in the manifest (up to the inline threshold, 32 KiB by
     /// default) is read on the caller's thread when a reader connection is idle:
     /// a SQLite lookup of a few microseconds when the manifest's pages are in the
-    /// OS cache, which takes none of the cache's locks. Everything else (a value
+    /// OS cache, which takes none of the cache's locks (rarely, while another
+    /// connection recovers the write-ahead log after a crash, SQLite makes it
+    /// wait, at most the busy timeout). Everything else (a value
     /// in a file of its own, every reader busy, an expired or damaged entry) runs
     /// on the cache's queue as the other async calls do.
     ///
