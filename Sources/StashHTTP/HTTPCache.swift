@@ -110,10 +110,21 @@ public final class HTTPCache: Sendable {
     public var statistics: CacheStatistics { engine.statistics }
 
     /// Writes pending state and closes the disk tier. Later calls still answer from memory and
-    /// the origin, without the disk tier.
+    /// the origin, without the disk tier. Background revalidations under way
+    /// (`stale-while-revalidate`) go on and store into memory only; the `async` form waits for them.
     ///
     /// - Complexity: Blocks on disk I/O.
     public func close() {
+        engine.close()
+    }
+
+    /// Waits for the background revalidations under way (`stale-while-revalidate`, each bounded
+    /// by its origin's timeout), then writes pending state and closes the disk tier: what a server
+    /// calls on shutdown, so that no revalidation is cut off or finds the disk closed.
+    ///
+    /// - Complexity: Suspends until the revalidations end; blocks on disk I/O to close.
+    public func close() async {
+        await engine.waitForBackgroundRevalidations()
         engine.close()
     }
 }

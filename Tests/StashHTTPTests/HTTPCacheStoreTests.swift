@@ -210,6 +210,32 @@ import Testing
         #expect(try await cache.get(makeRequest(), origin).0.outcome == .miss)
     }
 
+    /// The async `close()` lets a background revalidation finish and store before the disk closes.
+    @Test func closeWaitsForABackgroundRevalidation() async throws {
+        let folder = try TemporaryDirectory(prefix: "stash-http")
+        let clock = makeClock()
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=10, stale-while-revalidate=100")], body: "old")
+        let cache = try makeCache(clock: clock, directory: folder.path)
+        _ = try await cache.get(makeRequest(), origin)
+        clock.advance(by: .seconds(20))
+        // The revalidation's origin answers once the test lets it (a one-shot gate).
+        let (gate, opener) = AsyncStream<Void>.makeStream()
+        let held: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) = { _, _ in
+            for await _ in gate {}
+            return (makeResponse(200, [("Cache-Control", "max-age=1000")]), HTTPCacheBody(bytes: Array("new".utf8)))
+        }
+        #expect(try await cache.response(for: makeRequest(), origin: held).outcome == .stale)
+        let closing = Task { await cache.close() }
+        opener.finish()
+        await closing.value
+        // Closed only after the revalidation stored "new", on disk too: a new cache reads it.
+        let reopened = try makeCache(clock: clock, directory: folder.path)
+        let (hit, body) = try await reopened.get(makeRequest(), origin)
+        #expect(hit.outcome == .hit)
+        #expect(body == "new")
+        await reopened.close()
+    }
+
     @Test func staleIfErrorServesStaleWhenTheOriginFails() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)
@@ -374,7 +400,7 @@ import Testing
             clock.advance(by: .seconds(20))
             origin.respond(304, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("X-New", "yes"), ("Date", httpDate(clock))], body: "")
             #expect(try await cache.get(makeRequest("/"), origin).0.outcome == .revalidated)
-            cache.close()
+            await cache.close()
         }
         clock.advance(by: .seconds(2))
         let reopened = try makeCache(clock: clock, directory: folder.path)
@@ -383,7 +409,7 @@ import Testing
         #expect(hit.response.headerFields[values: HTTPField.Name("X-New")!] == ["yes"])
         #expect(body == "stored")
         #expect(origin.count == 3)
-        reopened.close()
+        await reopened.close()
     }
 
     @Test func responsesSurviveARestartOnDisk() async throws {
@@ -393,7 +419,7 @@ import Testing
         do {
             let cache = try makeCache(clock: clock, directory: folder.path)
             _ = try await cache.get(makeRequest("/", [("Accept", "a")]), origin)
-            cache.close()
+            await cache.close()
         }
         clock.advance(by: .seconds(5))
         let reopened = try makeCache(clock: clock, directory: folder.path)
@@ -404,7 +430,7 @@ import Testing
         #expect(try await reopened.get(makeRequest("/", [("Accept", "b")]), origin).0.outcome == .miss)
         try await reopened.removeAll()
         #expect(try await reopened.get(makeRequest("/", [("Accept", "a")]), origin).0.outcome == .miss)
-        reopened.close()
+        await reopened.close()
     }
 
     @Test func aDamagedDiskEntryIsAMiss() async throws {
@@ -416,7 +442,7 @@ import Testing
         let origin = TestOrigin(200, fresh)
         #expect(try await cache.get(makeRequest(), origin).0.outcome == .miss)
         #expect(try await cache.get(makeRequest(), origin).0.outcome == .hit)
-        cache.close()
+        await cache.close()
     }
 
     @Test func encodingRoundTripsAndRejectsEveryTruncation() {
