@@ -236,18 +236,22 @@ enum Manifest {
         var size: Int64 = 0
         var fileCount: Int64 = 0
 
+        // Wrapping arithmetic: a damaged row may record any size (Int64.min trapped the
+        // consistency check that removed it, found by FuzzDiskEntry), and wrapping keeps adding
+        // and removing a row exact inverses; totals that end up wrong are recounted by the check.
+
         /// Counts a row added with a value of `size` bytes, in a file or inline.
         mutating func add(size: Int, hasFile: Bool) {
-            count += 1
-            self.size += Int64(size)
-            if hasFile { fileCount += 1 }
+            count &+= 1
+            self.size &+= Int64(size)
+            if hasFile { fileCount &+= 1 }
         }
 
         /// Counts a row removed.
         mutating func remove(size: Int, hasFile: Bool) {
-            count -= 1
-            self.size -= Int64(size)
-            if hasFile { fileCount -= 1 }
+            count &-= 1
+            self.size &-= Int64(size)
+            if hasFile { fileCount &-= 1 }
         }
 
         /// Counts the row that a `DELETE … RETURNING filename, size` statement
