@@ -169,7 +169,7 @@ extension KVStorage {
         try flushAccessTimes()
         let batch = options.trimBatchSize
         return try removeInBatches("trimming to \(limit) entries") { connection throws(SQLiteError) in
-            let excess = try readTotals(connection).count - limit
+            let excess = max(try readTotals(connection).count, 0) - limit
             guard excess > 0 else { return [] }
             return try selectVictims(connection, Manifest.SQL.selectLeastRecentlyUsed) { statement throws(SQLiteError) in
                 try statement.bind(Int64(min(excess, batch)), at: 1)
@@ -193,7 +193,9 @@ extension KVStorage {
         try flushAccessTimes()
         let batch = Int64(options.trimBatchSize)
         return try removeInBatches("trimming to \(limit) bytes") { connection throws(SQLiteError) in
-            var excess = try readTotals(connection).size - limit
+            // A damaged row may record a negative size (the consistency check removes it):
+            // neither it nor totals it made negative may overflow the arithmetic here.
+            var excess = max(try readTotals(connection).size, 0) - limit
             guard excess > 0 else { return [] }
             let candidates = try selectVictims(connection, Manifest.SQL.selectLeastRecentlyUsed) { statement throws(SQLiteError) in
                 try statement.bind(batch, at: 1)
@@ -201,7 +203,7 @@ extension KVStorage {
             var victims: [Victim] = []
             for candidate in candidates where excess > 0 {
                 victims.append(candidate)
-                excess -= candidate.size
+                excess -= max(candidate.size, 0)
             }
             return victims
         }

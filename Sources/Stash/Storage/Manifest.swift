@@ -93,8 +93,10 @@ enum Manifest {
             UPDATE manifest SET last_access_time = ?2 WHERE key = ?1 AND last_access_time < ?2
             """
         static let selectTotals: StaticString = "SELECT count, size, file_count FROM manifest_totals WHERE id = 0"
+        // total() sums in floating point, so damaged sizes never overflow (sum() would throw);
+        // negative sizes count as 0, as in TotalsChange. Exact up to 2^53 bytes.
         static let recountTotals: StaticString = """
-            SELECT count(*), coalesce(sum(size), 0), count(filename) FROM manifest
+            SELECT count(*), CAST(min(total(max(size, 0)), 9.2e18) AS INTEGER), count(filename) FROM manifest
             """
         static let adjustTotals: StaticString = """
             UPDATE manifest_totals
@@ -236,21 +238,22 @@ enum Manifest {
         var size: Int64 = 0
         var fileCount: Int64 = 0
 
-        // Wrapping arithmetic: a damaged row may record any size (Int64.min trapped the
-        // consistency check that removed it, found by FuzzDiskEntry), and wrapping keeps adding
-        // and removing a row exact inverses; totals that end up wrong are recounted by the check.
+        // A damaged row may record any size: Int64.min trapped the consistency check that
+        // removed it (found by FuzzDiskEntry). A negative size counts as 0, as in the recount
+        // (SQL.recountTotals), and the arithmetic wraps, so that adding and removing a row stay
+        // exact inverses and nothing traps; totals that end up wrong are recounted by the check.
 
         /// Counts a row added with a value of `size` bytes, in a file or inline.
         mutating func add(size: Int, hasFile: Bool) {
             count &+= 1
-            self.size &+= Int64(size)
+            self.size &+= Int64(Swift.max(size, 0))
             if hasFile { fileCount &+= 1 }
         }
 
         /// Counts a row removed.
         mutating func remove(size: Int, hasFile: Bool) {
             count &-= 1
-            self.size &-= Int64(size)
+            self.size &-= Int64(Swift.max(size, 0))
             if hasFile { fileCount &-= 1 }
         }
 

@@ -60,6 +60,20 @@ import Testing
         #expect(fixture.dataFiles().isEmpty)
     }
 
+    /// A damaged row recording an impossible size (here `Int64.min`) neither traps a trim's
+    /// arithmetic nor stops it: the trim still brings the other entries under the limit.
+    @Test func aRowWithANegativeSizeDoesNotTrapATrim() throws {
+        let fixture = try StorageFixture()
+        let storage = try fixture.open(kind: .mixed(inlineThreshold: 4))
+        try populate(storage, fixture, count: 10)
+        let connection = try fixture.rawConnection()
+        try connection.execute("UPDATE manifest SET size = -9223372036854775808 WHERE key = '0'")
+        connection.close()
+        try storage.trim(toSize: 30)
+        #expect(try storage.count() <= 4)
+        #expect(try storage.value(forKey: "9")?.value == testBytes(10, seed: 9))
+    }
+
     @Test func trimToSizeRemovesOldestUntilUnderTheLimit() throws {
         let fixture = try StorageFixture()
         let storage = try fixture.open(kind: .sqlite)
