@@ -95,14 +95,14 @@ public final class HTTPCache: Sendable {
 
     /// The cache's counters, in the form every Stash cache reports (so `StashMetrics`'
     /// `CacheMetrics` exports them), counted per response:
-    /// - ``CacheStatistics/hits``: responses served from the store without asking the origin
+    /// - `CacheStatistics.hits`: responses served from the store without asking the origin
     ///   (outcomes ``HTTPCacheOutcome/hit`` and ``HTTPCacheOutcome/stale``);
-    /// - ``CacheStatistics/misses``: responses for which the cache asked the origin
+    /// - `CacheStatistics.misses`: responses for which the cache asked the origin
     ///   (``HTTPCacheOutcome/miss`` and ``HTTPCacheOutcome/revalidated``); a request that
     ///   bypasses the cache (``HTTPCacheOutcome/bypass``) is neither;
-    /// - ``CacheStatistics/staleValuesServed``: the ``HTTPCacheOutcome/stale`` responses, also
+    /// - `CacheStatistics.staleValuesServed`: the ``HTTPCacheOutcome/stale`` responses, also
     ///   counted in `hits`;
-    /// - ``CacheStatistics/evictions``: its memory and disk tiers' evictions, added up.
+    /// - `CacheStatistics.evictions`: its memory and disk tiers' evictions, added up.
     ///
     /// The load counters stay 0.
     ///

@@ -57,8 +57,8 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     public var instanceID: String { engine.instanceID }
 
     /// This instance's reads, in the form every Stash cache reports (so `StashMetrics`'
-    /// `CacheMetrics` exports them): ``CacheStatistics/hits`` counts keys read with a live
-    /// value, ``CacheStatistics/misses`` keys read without one, by ``entry(forKey:)`` and
+    /// `CacheMetrics` exports them): `CacheStatistics.hits` counts keys read with a live
+    /// value, `CacheStatistics.misses` keys read without one, by ``entry(forKey:)`` and
     /// ``entries(forKeys:)`` (each key of a batch counts). A read that fails (an open breaker,
     /// a timeout) is neither. Evictions stay 0: Redis evicts on its own, unseen by the tier.
     ///
