@@ -125,7 +125,7 @@ struct HTTPBench {
                 results[name, default: []].append(elapsed / Double(ops))
             }
         }
-        diskCache.close()
+        await diskCache.close()
         _ = system("rm -rf '\(directory)'")
 
         print("stash-http-bench: \(rounds) rounds, interleaved; ns per operation, medians (min … max)")
