@@ -63,6 +63,15 @@ public struct CacheStatistics: Hashable, Sendable {
         self.loadTimes = loadTimes
     }
 
+    /// These counters with `other`'s evictions added, by reason too: how a cache made of tiers
+    /// (``Cache``, StashHTTP's `HTTPCache`) reports its tiers' evictions as its own.
+    package func addingEvictions(of other: CacheStatistics) -> CacheStatistics {
+        var sum = self
+        sum.evictions += other.evictions
+        sum.evictionsByReason.merge(other.evictionsByReason, uniquingKeysWith: +)
+        return sum
+    }
+
     /// `hits / (hits + misses)`, or 0 before the first lookup.
     public var hitRatio: Double {
         let lookups = hits + misses

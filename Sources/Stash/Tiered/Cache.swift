@@ -227,9 +227,8 @@ public final class Cache<Value: Sendable>: Sendable {
         var statistics: CacheStatistics
         switch (memory?.statistics, disk?.statistics) {
         case let (memory?, disk?):
-            statistics = CacheStatistics(
-                hits: memory.hits + disk.hits, misses: disk.misses, evictions: memory.evictions + disk.evictions,
-                evictionsByReason: memory.evictionsByReason.merging(disk.evictionsByReason, uniquingKeysWith: +))
+            statistics = CacheStatistics(hits: memory.hits + disk.hits, misses: disk.misses)
+                .addingEvictions(of: memory).addingEvictions(of: disk)
         case let (memory?, nil):
             statistics = memory
         case let (nil, disk?):

@@ -27,7 +27,7 @@ final class HTTPCacheEngine: Sendable {
     /// How many responses had each outcome (see ``statistics``).
     private let outcomes = LockedValue(OutcomeCounts())
     private struct OutcomeCounts {
-        var servedFromStore = 0
+        var hits = 0
         var stale = 0
         var forwarded = 0
     }
@@ -82,11 +82,8 @@ final class HTTPCacheEngine: Sendable {
     /// See ``HTTPCache/statistics``.
     var statistics: CacheStatistics {
         let counts = outcomes.withLock { $0 }
-        let memory = memory.statistics, disk = disk?.statistics ?? CacheStatistics()
-        return CacheStatistics(
-            hits: counts.servedFromStore, misses: counts.forwarded, evictions: memory.evictions + disk.evictions,
-            evictionsByReason: memory.evictionsByReason.merging(disk.evictionsByReason, uniquingKeysWith: +),
-            staleValuesServed: counts.stale)
+        return CacheStatistics(hits: counts.hits + counts.stale, misses: counts.forwarded, staleValuesServed: counts.stale)
+            .addingEvictions(of: memory.statistics).addingEvictions(of: disk?.statistics ?? CacheStatistics())
     }
 
     // MARK: - Keys
@@ -278,8 +275,8 @@ final class HTTPCacheEngine: Sendable {
     /// Counts the outcome, and adds `Cache-Status` when configured: every response passes here.
     func finish(_ result: HTTPCacheResponse) -> HTTPCacheResponse {
         switch result.outcome.kind {
-        case .hit: outcomes.withLock { $0.servedFromStore += 1 }
-        case .stale: outcomes.withLock { ($0.servedFromStore, $0.stale) = ($0.servedFromStore + 1, $0.stale + 1) }
+        case .hit: outcomes.withLock { $0.hits += 1 }
+        case .stale: outcomes.withLock { $0.stale += 1 }
         case .miss, .revalidated: outcomes.withLock { $0.forwarded += 1 }
         case .bypass: break
         }
