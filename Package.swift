@@ -33,6 +33,7 @@ let package = Package(
         .executable(name: "stash", targets: ["StashCLI"]),
         .library(name: "StashHTTP", targets: ["StashHTTP"]),
         .library(name: "StashMetrics", targets: ["StashMetrics"]),
+        .library(name: "StashURLSession", targets: ["StashURLSession"]),
         // Empty without the `Redis` trait.
         .library(name: "StashRedis", targets: ["StashRedis"]),
         // Empty, and an executable that only says what it needs, without the `AsyncHTTPClient` trait.
@@ -107,6 +108,17 @@ let package = Package(
                 "Stash",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // URLSession through the HTTP cache: a caching session and a URLProtocol. Foundation
+        // (FoundationNetworking on Linux) and HTTPTypesFoundation only, no SwiftNIO.
+        .target(
+            name: "StashURLSession",
+            dependencies: [
+                "Stash",
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ]
         ),
         // A cache's statistics exported through swift-metrics (CoreMetrics only, no SwiftNIO).
@@ -220,6 +232,7 @@ let package = Package(
             name: "StashHTTPAdapterTests",
             dependencies: [
                 "StashAsyncHTTPClient",
+                "StashURLSession",
                 "StashProxy",
                 "StashHTTP",
                 "StashTestSupport",

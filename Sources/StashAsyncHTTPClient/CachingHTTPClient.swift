@@ -141,19 +141,14 @@ public final class CachingHTTPClient: Sendable {
         logger: Logger? = nil
     ) async throws(CachingHTTPClientError) -> HTTPCacheResponse {
         let fetcher = OriginFetcher(client: client, timeout: timeout, logger: logger)
-        var answer: HTTPCacheResponse
         do {
-            answer = try await cache.response(for: request, policy: policy) { request, _ in
+            return try await cache.responseWithCacheStatus(for: request, policy: policy) { request, _ in
                 let (head, responseBody) = try await fetcher.fetch(request, body: body)
                 return (head, HTTPCacheBody(responseBody.map { ArraySlice($0.readableBytesView) }))
             }
         } catch {
             throw CachingHTTPClientError(originFailure: error, url: request.url)
         }
-        if answer.response.headerFields[.cacheStatus] == nil {
-            answer.response.headerFields[.cacheStatus] = answer.outcome.cacheStatus(cacheName: cache.configuration.cacheName)
-        }
-        return answer
     }
 }
 

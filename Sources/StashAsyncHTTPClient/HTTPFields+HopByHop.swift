@@ -69,8 +69,4 @@ extension Substring {
     }
 }
 
-extension HTTPField.Name {
-    /// `Cache-Status` (RFC 9211).
-    package static let cacheStatus = HTTPField.Name("Cache-Status")!
-}
 #endif  // AsyncHTTPClient

@@ -76,6 +76,19 @@ public final class HTTPCache: Sendable {
         try await engine.response(for: request, body: body, policy: policy, origin: origin)
     }
 
+    /// ``response(for:body:policy:origin:)`` for a client adapter, whose responses always say how
+    /// they were produced: `Cache-Status` is added whether or not the configuration asks for it
+    /// (and once only when it does).
+    package func responseWithCacheStatus(
+        for request: HTTPRequest,
+        body: HTTPCacheBody? = nil,
+        policy: HTTPCachePolicy,
+        origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
+    ) async throws -> HTTPCacheResponse {
+        let answer = try await engine.response(for: request, body: body, policy: policy, origin: origin)
+        return engine.configuration.addsCacheStatus ? answer : engine.addingCacheStatus(to: answer)
+    }
+
     /// Removes every stored response from both tiers.
     ///
     /// - Throws: `StashError` when the disk tier fails.

@@ -280,10 +280,14 @@ final class HTTPCacheEngine: Sendable {
         case .miss, .revalidated: outcomes.withLock { $0.forwarded += 1 }
         case .bypass: break
         }
-        guard configuration.addsCacheStatus else { return result }
+        return configuration.addsCacheStatus ? addingCacheStatus(to: result) : result
+    }
+
+    /// `result` with its `Cache-Status` field (RFC 9211): the one place that writes it.
+    func addingCacheStatus(to result: HTTPCacheResponse) -> HTTPCacheResponse {
         var result = result
         result.response.headerFields.append(HTTPField(
-            name: .cacheStatusField, value: result.outcome.cacheStatus(cacheName: configuration.cacheName)))
+            name: .cacheStatus, value: result.outcome.cacheStatus(cacheName: configuration.cacheName)))
         return result
     }
 
@@ -561,5 +565,5 @@ final class HTTPCacheEngine: Sendable {
 
 extension HTTPField.Name {
     /// `Cache-Status` (RFC 9211).
-    static let cacheStatusField = HTTPField.Name("Cache-Status")!
+    package static let cacheStatus = HTTPField.Name("Cache-Status")!
 }
