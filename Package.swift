@@ -202,7 +202,9 @@ let package = Package(
             dependencies: [
                 "StashAsyncHTTPClient",
                 "StashHTTP",
+                "StashURLSession",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
                 nio("NIOCore", when: httpClient),
                 nio("NIOPosix", when: httpClient),

@@ -37,6 +37,18 @@ struct StashProxyCommand: AsyncParsableCommand {
     @Flag(help: "Forward every request without caching.")
     var noCache = false
 
+    @Option(help: ArgumentHelp(
+        "How the origin is reached: async-http-client (the AsyncHTTPClient adapter), urlsession (CachingURLSession), or urlsession-urlcache (plain URLSession and URLCache, no Stash cache).",
+        discussion: "The two URLSession clients are the conformance harness of StashURLSession; they read each body whole."))
+    var client: OriginClient = .asyncHTTPClient
+
+    /// The HTTP client in front of the origin.
+    enum OriginClient: String, ExpressibleByArgument {
+        case asyncHTTPClient = "async-http-client"
+        case urlSession = "urlsession"
+        case urlSessionURLCache = "urlsession-urlcache"
+    }
+
     @Option(help: "Seconds the origin has for its response head, and at most between two reads of its body.")
     var timeout: Int64 = 30
 
@@ -90,12 +102,17 @@ struct StashProxyCommand: AsyncParsableCommand {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.originClientConfiguration(readTimeout: .seconds(timeout)))
         let fetcher = OriginFetcher(client: client, timeout: .seconds(timeout))
         let responder: any ProxyResponder
-        if noCache {
+        var cacheConfiguration = HTTPCache.Configuration(mode: privateCache ? .private : .shared, directory: directory)
+        cacheConfiguration.logger = logger
+        cacheConfiguration.staleIfUnreachable = .seconds(staleIfUnreachable)
+        switch (self.client, noCache) {
+        case (.urlSessionURLCache, _):
+            responder = URLSessionResponder.plain(timeout: timeout)
+        case (.urlSession, _):
+            responder = URLSessionResponder.caching(try HTTPCache(configuration: cacheConfiguration), timeout: timeout)
+        case (.asyncHTTPClient, true):
             responder = ForwardingResponder(fetcher: fetcher)
-        } else {
-            var cacheConfiguration = HTTPCache.Configuration(mode: privateCache ? .private : .shared, directory: directory)
-            cacheConfiguration.logger = logger
-            cacheConfiguration.staleIfUnreachable = .seconds(staleIfUnreachable)
+        case (.asyncHTTPClient, false):
             let cache = try HTTPCache(configuration: cacheConfiguration)
             responder = CachingResponder(client: CachingHTTPClient(client: client, cache: cache), timeout: .seconds(timeout))
         }

@@ -2,11 +2,15 @@
 # Runs the cache-tests conformance suite (../shared/http-conformance, read by path, never copied)
 # against stash-proxy and checks the scores against the floors in floors.txt.
 #
-#   scripts/http-conformance/run.sh [shared|private|both] [-c debug|release] [--no-build] [--no-check] [--keep DIR]
+#   scripts/http-conformance/run.sh [shared|private|urlsession|urlsession-urlcache|both|all] [-c debug|release] [--no-build] [--no-check] [--keep DIR]
 #
-#   shared   stash-proxy in shared mode, scored as a shared cache (365 tests)
-#   private  stash-proxy --private: the AsyncHTTPClient adapter in private mode, scored with --browser
-#   both     (default) one after the other, each against a fresh origin and proxy
+#   shared               stash-proxy in shared mode, scored as a shared cache (365 tests)
+#   private              stash-proxy --private: the AsyncHTTPClient adapter in private mode, scored with --browser
+#   urlsession           stash-proxy --private --client urlsession: CachingURLSession, scored with --browser
+#   urlsession-urlcache  stash-proxy --client urlsession-urlcache: plain URLSession and URLCache (no Stash
+#                        cache), scored with --browser; reported, no floor
+#   both                 shared, then private
+#   all                  (default) the four, one after the other, each against a fresh origin and proxy
 #
 # -c picks the build configuration of stash-proxy: debug by default (CI has built it already, and
 # the suite's pace is set by its own pauses, not by the proxy's speed).
@@ -20,18 +24,18 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/scripts/http-conformance"
 suite="$root/../shared/http-conformance"
 out="$root/.build-conformance"
-mode="both"
+mode="all"
 build=1
 check=1
 configuration=debug
 while [ $# -gt 0 ]; do
     case "$1" in
-        shared|private|both) mode="$1" ;;
+        shared|private|urlsession|urlsession-urlcache|both|all) mode="$1" ;;
         -c) configuration="$2"; shift ;;
         --no-build) build=0 ;;
         --no-check) check=0 ;;
         --keep) out="$2"; shift ;;
-        *) echo "usage: $0 [shared|private|both] [-c debug|release] [--no-build] [--no-check] [--keep DIR]" >&2; exit 2 ;;
+        *) echo "usage: $0 [shared|private|urlsession|urlsession-urlcache|both|all] [-c debug|release] [--no-build] [--no-check] [--keep DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -85,7 +89,7 @@ status=0
 run_one() {
     local name="$1"; shift
     local origin_port proxy_port cache_dir score_flags=()
-    [ "$name" = private ] && score_flags=(--browser)
+    [ "$name" != shared ] && score_flags=(--browser)
     origin_port="$(free_port)"
     proxy_port="$(free_port)"
     while [ "$proxy_port" = "$origin_port" ]; do proxy_port="$(free_port)"; done
@@ -131,6 +135,14 @@ run_one() {
 case "$mode" in
     shared) run_one shared ;;
     private) run_one private --private ;;
+    urlsession) run_one urlsession --private --client urlsession ;;
+    urlsession-urlcache) run_one urlsession-urlcache --private --client urlsession-urlcache ;;
     both) run_one shared; run_one private --private ;;
+    all)
+        run_one shared
+        run_one private --private
+        run_one urlsession --private --client urlsession
+        run_one urlsession-urlcache --private --client urlsession-urlcache
+        ;;
 esac
 exit "$status"
