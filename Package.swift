@@ -219,6 +219,7 @@ let package = Package(
             name: "stash-http-client-bench",
             dependencies: [
                 "StashAsyncHTTPClient",
+                "StashURLSession",
                 "StashHTTP",
                 "Stash",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),

@@ -12,10 +12,15 @@ import Glibc
 import Darwin
 #endif
 import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import NIOCore
 import Stash
 import StashAsyncHTTPClient
 import StashHTTP
+import StashURLSession
 
 /// What it measures:
 ///
@@ -24,6 +29,9 @@ import StashHTTP
 /// - A stored response revalidated with a `304` beside a full `200` fetch of the same body by the
 ///   bare `HTTPClient`, and beside a `.reload` through the cache (a `200` fetched and stored), for a
 ///   1 KB and a 100 KB body. Every response body is read whole.
+/// - The same for `CachingURLSession` (issue #30: a fresh hit at most 50 µs over the lookup),
+///   beside plain `URLSession` with a `URLCache`, as a new user sets it up (on Linux it stores
+///   nothing: each of its requests is a full fetch).
 @main
 enum ClientBench {
     static func main() async throws {
@@ -51,7 +59,8 @@ enum ClientBench {
         plain.setValue([UInt8](repeating: 0x61, count: 1024), forKey: "GET \(base)/fresh/1024")
 
         func bytes(_ body: HTTPClientResponse.Body) async throws -> Int {
-            try await body.collect(upTo: 1 << 30).readableBytes
+            let buffer: ByteBuffer = try await body.collect(upTo: 1 << 30)
+            return buffer.readableBytes
         }
         // Store what the timed loops read, and check each path answers as it should.
         let freshRequest = HTTPClientRequest(url: "\(base)/fresh/1024")
@@ -68,66 +77,100 @@ enum ClientBench {
             precondition(again.outcome == .revalidated && againBytes == size, "the validated URL is not revalidated")
         }
 
-        var names = ["MemoryCache lookup (1 KB)", "CachingHTTPClient fresh hit (1 KB)"]
+        // URLSession: CachingURLSession, and plain URLSession with its URLCache, as a new user sets it up.
+        let cachingSession = CachingURLSession(configuration: .ephemeral, cache: try HTTPCache(configuration: cacheConfiguration))
+        let urlCacheConfiguration = URLSessionConfiguration.ephemeral
+        urlCacheConfiguration.urlCache = URLCache(memoryCapacity: 512 << 20, diskCapacity: 0, diskPath: nil)
+        urlCacheConfiguration.requestCachePolicy = .useProtocolCachePolicy
+        let urlCacheSession = URLSession(configuration: urlCacheConfiguration)
+        let freshURL = URL(string: "\(base)/fresh/1024")!
+        _ = try await cachingSession.data(from: freshURL)
+        let sessionHit = try await cachingSession.dataWithOutcome(for: URLRequest(url: freshURL))
+        precondition(sessionHit.outcome == .hit && sessionHit.data.count == 1024, "the fresh URL is not a CachingURLSession hit")
         for size in sizes {
-            names += ["HTTPClient full fetch, 200 (\(label(size)))", "CachingHTTPClient revalidated, 304 (\(label(size)))", "CachingHTTPClient reload, 200 stored (\(label(size)))"]
+            let url = URL(string: "\(base)/validate/\(size)")!
+            _ = try await cachingSession.data(from: url)
+            let again = try await cachingSession.dataWithOutcome(for: URLRequest(url: url))
+            precondition(again.outcome == .revalidated && again.data.count == size, "the validated URL is not revalidated by CachingURLSession")
+        }
+
+        /// One timed case: `run` makes one request and returns the bytes it read.
+        struct Case {
+            let name: String
+            let ops: Int
+            let run: () async throws -> Int
         }
         let hitOps = 50_000 / scale
+        let sessionHitOps = 20_000 / scale
         let fetchOps = 2_000 / scale
+        let freshKey = "GET \(base)/fresh/1024"
+        var cases = [
+            Case(name: "MemoryCache lookup (1 KB)", ops: hitOps) { plain.value(forKey: freshKey)?.count ?? 0 },
+            Case(name: "CachingHTTPClient fresh hit (1 KB)", ops: hitOps) {
+                try await bytes(try await client.execute(freshRequest, timeout: timeout).body)
+            },
+            Case(name: "CachingURLSession fresh hit (1 KB)", ops: sessionHitOps) { try await cachingSession.data(from: freshURL).0.count },
+            Case(name: "URLSession + URLCache, fresh (1 KB)", ops: fetchOps) { try await urlCacheSession.data(from: freshURL).0.count },
+        ]
+        for size in sizes {
+            let request = HTTPClientRequest(url: "\(base)/validate/\(size)")
+            let url = URL(string: "\(base)/validate/\(size)")!
+            cases += [
+                Case(name: "HTTPClient full fetch, 200 (\(label(size)))", ops: fetchOps) {
+                    try await bytes(try await httpClient.execute(request, timeout: timeout).body)
+                },
+                Case(name: "CachingHTTPClient revalidated, 304 (\(label(size)))", ops: fetchOps) {
+                    try await bytes(try await client.execute(request, policy: .useProtocolPolicy, timeout: timeout).body)
+                },
+                Case(name: "CachingHTTPClient reload, 200 stored (\(label(size)))", ops: fetchOps) {
+                    try await bytes(try await client.execute(request, policy: .reload, timeout: timeout).body)
+                },
+                Case(name: "URLSession full fetch, 200 (\(label(size)))", ops: fetchOps) {
+                    try await urlCacheSession.data(for: URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)).0.count
+                },
+                Case(name: "CachingURLSession revalidated, 304 (\(label(size)))", ops: fetchOps) {
+                    try await cachingSession.data(from: url).0.count
+                },
+            ]
+        }
         var results: [String: [Double]] = [:]
         var connections: [String: Int] = [:]
         var requests: [String: Int] = [:]
         for round in 0..<rounds {
-            for offset in 0..<names.count {
-                let name = names[(round + offset) % names.count]
+            for offset in 0..<cases.count {
+                let timed = cases[(round + offset) % cases.count]
                 var checksum = 0
-                let ops: Int
                 let acceptedBefore = origin.connectionsAccepted
                 let start = monotonicNanoseconds()
-                if name.hasPrefix("MemoryCache") {
-                    ops = hitOps
-                    let key = "GET \(base)/fresh/1024"
-                    for _ in 0..<ops { checksum &+= plain.value(forKey: key)?.count ?? 0 }
-                } else if name.hasPrefix("CachingHTTPClient fresh") {
-                    ops = hitOps
-                    for _ in 0..<ops { checksum &+= try await bytes(try await client.execute(freshRequest, timeout: timeout).body) }
-                } else {
-                    ops = fetchOps
-                    let size = sizes.first { name.hasSuffix("(\(label($0)))") }!
-                    let request = HTTPClientRequest(url: "\(base)/validate/\(size)")
-                    if name.hasPrefix("HTTPClient") {
-                        for _ in 0..<ops { checksum &+= try await bytes(try await httpClient.execute(request, timeout: timeout).body) }
-                    } else {
-                        let policy: HTTPCachePolicy = name.contains("reload") ? .reload : .useProtocolPolicy
-                        for _ in 0..<ops {
-                            checksum &+= try await bytes(try await client.execute(request, policy: policy, timeout: timeout).body)
-                        }
-                    }
-                }
+                for _ in 0..<timed.ops { checksum &+= try await timed.run() }
                 let elapsed = Double(monotonicNanoseconds() - start)
-                connections[name, default: 0] += origin.connectionsAccepted - acceptedBefore
-                requests[name, default: 0] += ops
+                connections[timed.name, default: 0] += origin.connectionsAccepted - acceptedBefore
+                requests[timed.name, default: 0] += timed.ops
                 blackHole(checksum)
-                results[name, default: []].append(elapsed / Double(ops))
+                results[timed.name, default: []].append(elapsed / Double(timed.ops))
             }
         }
+        let names = cases.map(\.name)
+        cachingSession.invalidateAndCancel()
+        urlCacheSession.invalidateAndCancel()
         try await httpClient.shutdown()
         try await origin.stop()
 
-        print("CachingHTTPClient against an origin on 127.0.0.1: \(rounds) rounds, interleaved; µs per request, medians (min … max)")
+        print("CachingHTTPClient and CachingURLSession against an origin on 127.0.0.1: \(rounds) rounds, interleaved; µs per request, medians (min … max)")
         let floor = median(results[names[0]]!)
         for name in names {
             let values = results[name]!
             let mid = median(values)
             var note = ""
-            if name.hasPrefix("CachingHTTPClient fresh") {
+            if name.contains("fresh hit") {
                 note = "   +\(fixed((mid - floor) / 1000, 1)) µs over the MemoryCache lookup"
             }
             if !name.hasPrefix("MemoryCache") {
                 note += "   \(fixed(Double(connections[name]!) / Double(requests[name]!), 3)) new origin connections per request"
             }
-            if name.hasPrefix("CachingHTTPClient"), !name.contains("fresh") {
-                let full = median(results[names.first { $0.hasPrefix("HTTPClient") && $0.hasSuffix(name.suffix(from: name.lastIndex(of: "(")!)) }!]!)
+            if name.hasPrefix("Caching"), !name.contains("fresh") {
+                let baseline = name.hasPrefix("CachingURLSession") ? "URLSession full" : "HTTPClient"
+                let full = median(results[names.first { $0.hasPrefix(baseline) && $0.hasSuffix(name.suffix(from: name.lastIndex(of: "(")!)) }!]!)
                 note = "   \(fixed(mid / full, 2))× the full fetch" + note
             }
             let padded = name + String(repeating: " ", count: max(0, 44 - name.count))
