@@ -330,6 +330,25 @@ import Testing
         #expect(String(decoding: data, as: UTF8.self) == "session=abc")
     }
 
+    /// An authentication challenge goes to the delegate passed to the call, whose credential
+    /// URLSession then sends; the answer is stored as any other (a private cache).
+    @Test func anAuthenticationChallengeGoesToTheCallersDelegate() async throws {
+        let fixture = try await Fixture { request in
+            request.headers["Authorization"] == ["Basic dXNlcjpzZWNyZXQ="]  // user:secret
+                ? .response(headers: [("Cache-Control", "private, max-age=60")], body: "welcome")
+                : .response(status: .unauthorized, headers: [("WWW-Authenticate", "Basic realm=\"stash\"")], body: "who?")
+        }
+        let delegate = SupplyingCredentials()
+        let (data, response) = try await fixture.session.data(for: fixture.request("/private"), delegate: delegate)
+        let (_, _, again) = try await fixture.get("/private")
+        try await fixture.stop()
+
+        #expect(String(decoding: data, as: UTF8.self) == "welcome")
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(delegate.challenges.withLock { $0 } == 1)
+        #expect(again == .hit)
+    }
+
     @Test func aURLThatIsNotHTTPIsAnUnsupportedURLError() async throws {
         let session = CachingURLSession(cache: try HTTPCache())
         await #expect {
@@ -338,6 +357,19 @@ import Testing
             (error as? URLError)?.code == .unsupportedURL
         }
         session.invalidateAndCancel()
+    }
+}
+
+/// A task delegate that answers a Basic challenge with `user:secret`, and counts the challenges.
+final class SupplyingCredentials: NSObject, URLSessionTaskDelegate, Sendable {
+    let challenges = LockedValue(0)
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challenges.withLock { $0 += 1 }
+        completionHandler(.useCredential, URLCredential(user: "user", password: "secret", persistence: .forSession))
     }
 }
 
