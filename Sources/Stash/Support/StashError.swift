@@ -35,6 +35,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case recursiveLoad
             case timedOut
             case notLoaded
+            case remoteFailed
         }
 
         let wrapped: Wrapped
@@ -69,6 +70,10 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         /// A bulk loader returned no value for a key that a single-key caller
         /// was waiting for.
         public static let notLoaded = Code(.notLoaded)
+        /// The remote tier failed, or cannot do, an operation that cannot go on without it: an
+        /// atomic insertion across the fleet (``Cache/insertValue(_:forKey:ttl:)``). The cause
+        /// holds the tier's error. (Other operations never fail for the remote tier's sake.)
+        public static let remoteFailed = Code(.remoteFailed)
 
         /// The code's name, such as "invalid key".
         public var description: String {
@@ -86,6 +91,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
             case .recursiveLoad: "recursive load"
             case .timedOut: "timed out"
             case .notLoaded: "not loaded"
+            case .remoteFailed: "remote tier failed"
             }
         }
     }

@@ -82,7 +82,7 @@ extension Cache {
 
     /// Puts a remote hit into the local tiers with its remaining time to live,
     /// unless `key`'s stripe changed since `generation`.
-    private func promote(_ entry: RemoteCacheEntry<Value>, forKey key: String, ifUnchangedSince generation: UInt64) async {
+    func promote(_ entry: RemoteCacheEntry<Value>, forKey key: String, ifUnchangedSince generation: UInt64) async {
         let value = entry.value, ttl = entry.ttl
         if let ttl, ttl <= .zero { return }
         if let disk {

@@ -119,6 +119,29 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
     }
 
+    /// Inserts `value` where the remote tier holds none, once every earlier change of its key has
+    /// been sent (so that an insertion never passes a write that came before it).
+    ///
+    /// - Returns: Whether the tier stored it.
+    /// - Throws: ``StashError/Code/remoteFailed`` when the tier cannot insert atomically or fails;
+    ///   the failure is logged as an outage too. Nothing is marked stale: nothing changed.
+    func insert(_ value: Value, ttl: Duration?, ticket: RemoteWriteOrder.Ticket) async throws(StashError) -> Bool {
+        await order.waitForTurn(ticket)
+        defer { order.finish(ticket) }
+        let key = ticket.key
+        guard let inserting = tier as? any RemoteCacheInserting<Value> else {
+            throw StashError(.remoteFailed, "the remote tier \(type(of: tier)) cannot insert atomically (RemoteCacheInserting)")
+        }
+        do {
+            let inserted = try await inserting.insertValue(value, forKey: key, ttl: ttl)
+            recordSuccess()
+            return inserted
+        } catch {
+            recordFailure(error, while: "inserting \(key)")
+            throw StashError(.remoteFailed, "the remote tier could not insert \(key)", cause: error)
+        }
+    }
+
     /// ``send(_:ticket:)`` in a task of its own, for the synchronous API.
     func sendInBackground(_ change: Change, ticket: RemoteWriteOrder.Ticket) {
         Task { await self.send(change, ticket: ticket) }

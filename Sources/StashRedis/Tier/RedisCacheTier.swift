@@ -45,7 +45,7 @@ import Stash
 /// `Value`.
 ///
 /// Thread-safety: safe to use from any thread or task. No call blocks a thread.
-public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
+public final class RedisCacheTier<Value>: RemoteCacheInserting, Sendable {
     /// The tier's settings.
     public let configuration: Configuration
     /// Everything but the codec: keys, format, commands, invalidations, locks and the breaker.
@@ -175,6 +175,22 @@ public final class RedisCacheTier<Value>: RemoteCacheTier, Sendable {
     @inlinable
     public func setValue(_ value: Value, forKey key: String, ttl: Duration?) async throws(RedisError) {
         try await engine.store(try encoded(value, key: key), forKey: key, ttl: ttl)
+    }
+
+    /// Stores `value` under `key` only when Redis holds no live value for it (`SET ... NX`, one
+    /// atomic step in Redis), and publishes an invalidation: what makes
+    /// `Cache.insertValue(_:forKey:ttl:)` atomic across a fleet.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - key: The caller's key.
+    ///   - ttl: The expiry, rounded up to whole milliseconds; `nil` for none.
+    /// - Returns: `true` when Redis stored it, `false` when it held a value.
+    /// - Throws: ``RedisError``, as ``setValue(_:forKey:ttl:)``.
+    /// - Complexity: One round trip.
+    @inlinable
+    public func insertValue(_ value: Value, forKey key: String, ttl: Duration?) async throws(RedisError) -> Bool {
+        try await engine.storeIfAbsent(try encoded(value, key: key), forKey: key, ttl: ttl)
     }
 
     /// Removes `key` (`UNLINK`), then publishes an invalidation.

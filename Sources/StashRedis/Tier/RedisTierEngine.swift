@@ -156,13 +156,33 @@ final class RedisTierEngine: Sendable {
         }
     }
 
-    /// `SET` of `payload` under `key`'s Redis key, with `PX` when `expiry` has a time to live.
-    private func setCommand(_ key: String, _ payload: ByteBuffer, expiry: Expiry) -> RedisCommand {
-        let redisKey = self.redisKey(key)
-        if let milliseconds = expiry.ttlMilliseconds {
-            return RedisCommand("SET", key: redisKey, [.string(redisKey), .bytes(payload), "PX", .integer(milliseconds)])
+    /// Stores `encoded` under `key` only when Redis holds no value for it (`SET ... NX`), and
+    /// publishes an invalidation in the same write (other instances drop a local copy they may
+    /// hold of a value that expired here; when nothing was stored that costs them one read).
+    ///
+    /// - Returns: Whether Redis stored it.
+    @usableFromInline
+    func storeIfAbsent(_ encoded: Data, forKey key: String, ttl: Duration?) async throws(RedisError) -> Bool {
+        let expiry = try Expiry(ttl, key: key, wallClock: wallClock)
+        var payload = ByteBufferAllocator().buffer(capacity: try payloadSize(of: encoded, key: key))
+        writePayload(encoded, expiry: expiry, into: &payload)
+        var commands = [setCommand(key, payload, expiry: expiry, onlyIfAbsent: true)]
+        if publishesInvalidations { commands.append(invalidationCommand(forKey: key)) }
+        switch try await callPipeline(commands) {
+        case .null: return false
+        case let reply where reply.string == "OK": return true
+        case let reply: throw RedisError(.unexpectedReply, "SET NX answered \(reply)")
         }
-        return RedisCommand("SET", key: redisKey, [.string(redisKey), .bytes(payload)])
+    }
+
+    /// `SET` of `payload` under `key`'s Redis key, with `PX` when `expiry` has a time to live, and
+    /// `NX` when `onlyIfAbsent`.
+    private func setCommand(_ key: String, _ payload: ByteBuffer, expiry: Expiry, onlyIfAbsent: Bool = false) -> RedisCommand {
+        let redisKey = self.redisKey(key)
+        var arguments: [RedisCommand.Argument] = [.string(redisKey), .bytes(payload)]
+        if let milliseconds = expiry.ttlMilliseconds { arguments += ["PX", .integer(milliseconds)] }
+        if onlyIfAbsent { arguments.append("NX") }
+        return RedisCommand("SET", key: redisKey, arguments)
     }
 
     /// Removes `key` (`UNLINK`), then publishes an invalidation; whether Redis held it.

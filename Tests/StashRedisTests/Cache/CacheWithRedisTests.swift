@@ -132,6 +132,45 @@ final class CacheWithRedisTests: XCTestCase {
         }
     }
 
+    /// Two instances, 50 concurrent insertions of one key each: one wins across the fleet (Redis
+    /// `SET NX`), and both then read its value; a key held only in Redis (not locally) is taken.
+    func testAnInsertionIsAtomicAcrossInstances() async throws {
+        let a = try makeCache(), b = try makeCache()
+        let winners = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<100 {
+                let cache = index % 2 == 0 ? a : b
+                group.addTask { try await cache.insertValue("v\(index)", forKey: "claim", ttl: .seconds(60)) ? "v\(index)" : nil }
+            }
+            var winners: [String] = []
+            for try await winner in group { if let winner { winners.append(winner) } }
+            return winners
+        }
+        XCTAssertEqual(winners.count, 1)
+        let seenByA = try await a.value(forKey: "claim"), seenByB = try await b.value(forKey: "claim")
+        XCTAssertEqual(seenByA, winners.first)
+        XCTAssertEqual(seenByB, winners.first)
+
+        let fresh = try makeCache()
+        let taken = try await fresh.insertValue("late", forKey: "claim")
+        XCTAssertFalse(taken)
+        try await a.removeValue(forKey: "claim")
+        let free = try await fresh.insertValue("after removal", forKey: "claim")
+        XCTAssertTrue(free)
+    }
+
+    /// With Redis down, an insertion fails (its answer could be wrong) and stores nothing.
+    func testAnInsertionFailsWhenRedisIsDown() async throws {
+        let a = try makeCache()
+        server.stop()
+        do {
+            _ = try await a.insertValue("v", forKey: "down")
+            XCTFail("the insertion should fail")
+        } catch {
+            XCTAssertEqual(error.code, .remoteFailed)
+        }
+        XCTAssertNil(a.memory?.value(forKey: "down"))
+    }
+
     func testTheFleetLockIsTakenOnceAcrossInstances() async throws {
         let a = try makeCache(), b = try makeCache()
         guard case .acquired(let lock) = await a.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
