@@ -24,6 +24,7 @@ func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {
 
 let redis: Set<String> = ["Redis"]
 let httpClient: Set<String> = ["AsyncHTTPClient"]
+let hummingbird: Set<String> = ["Hummingbird"]
 
 let package = Package(
     name: "Stash",
@@ -39,6 +40,8 @@ let package = Package(
         // Empty, and an executable that only says what it needs, without the `AsyncHTTPClient` trait.
         .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
         .executable(name: "stash-proxy", targets: ["StashProxy"]),
+        // Empty without the `Hummingbird` trait.
+        .library(name: "StashHummingbird", targets: ["StashHummingbird"]),
     ],
     traits: [
         .trait(
@@ -49,7 +52,11 @@ let package = Package(
             name: "AsyncHTTPClient",
             description: "The StashAsyncHTTPClient product and stash-proxy (AsyncHTTPClient, SwiftNIO)."
         ),
-        .default(enabledTraits: ["Redis", "AsyncHTTPClient"]),
+        .trait(
+            name: "Hummingbird",
+            description: "The StashHummingbird product: a PersistDriver and an HTTP response-cache middleware for Hummingbird 2."
+        ),
+        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -59,6 +66,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.2"),
     ],
     targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
@@ -245,6 +254,33 @@ let package = Package(
                 nio("NIOPosix", when: httpClient),
                 nio("NIOHTTP1", when: httpClient),
                 nio("NIOConcurrencyHelpers", when: httpClient),
+            ]
+        ),
+
+        // --- Trait `Hummingbird` ---------------------------------------------------------
+        // Stash in a Hummingbird 2 server: a PersistDriver on a Cache, and a response-cache
+        // middleware on an HTTPCache.
+        .target(
+            name: "StashHummingbird",
+            dependencies: [
+                "Stash",
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms", condition: .when(traits: hummingbird)),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The driver and the middleware in running Hummingbird apps on 127.0.0.1.
+        .testTarget(
+            name: "StashHummingbirdTests",
+            dependencies: [
+                "StashHummingbird",
+                "Stash",
+                "StashHTTP",
+                "StashTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: hummingbird)),
             ]
         ),
     ],

@@ -76,16 +76,22 @@ public final class HTTPCache: Sendable {
         try await engine.response(for: request, body: body, policy: policy, origin: origin)
     }
 
-    /// ``response(for:body:policy:origin:)`` for a client adapter, whose responses always say how
-    /// they were produced: `Cache-Status` is added whether or not the configuration asks for it
-    /// (and once only when it does).
+    /// ``response(for:body:policy:origin:)`` for an adapter, whose responses always say how they
+    /// were produced: `Cache-Status` is added whether or not the configuration asks for it (and
+    /// once only when it does).
+    ///
+    /// - Parameter revalidatesInBackground: `false` for an `origin` that must not be called once
+    ///   this returns (a server middleware's `next`): a response within `stale-while-revalidate`
+    ///   is then revalidated before the answer instead of after it. Defaults to `true`.
     package func responseWithCacheStatus(
         for request: HTTPRequest,
         body: HTTPCacheBody? = nil,
         policy: HTTPCachePolicy,
+        revalidatesInBackground: Bool = true,
         origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
-        let answer = try await engine.response(for: request, body: body, policy: policy, origin: origin)
+        let answer = try await engine.response(
+            for: request, body: body, policy: policy, revalidatesInBackground: revalidatesInBackground, origin: origin)
         return engine.configuration.addsCacheStatus ? answer : engine.addingCacheStatus(to: answer)
     }
 

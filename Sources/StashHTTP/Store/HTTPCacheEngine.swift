@@ -105,8 +105,12 @@ final class HTTPCacheEngine: Sendable {
 
     // MARK: - Answering
 
+    /// - Parameter revalidatesInBackground: Whether a response within `stale-while-revalidate` is
+    ///   served at once and revalidated by a background call of `origin`; `false` revalidates it
+    ///   before answering, for an `origin` that may not be called once the answer is returned (a
+    ///   server middleware's `next`).
     func response(
-        for request: HTTPRequest, body: HTTPCacheBody?, policy: HTTPCachePolicy,
+        for request: HTTPRequest, body: HTTPCacheBody?, policy: HTTPCachePolicy, revalidatesInBackground: Bool = true,
         origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
         let usesStore = policy.kind != .noStore && (request.method == .get || request.method == .head)
@@ -142,10 +146,12 @@ final class HTTPCacheEngine: Sendable {
                         return serve(stored, for: request, now: now, outcome: .hit)
                     case .staleAllowed:
                         return serve(stored, for: request, now: now, outcome: .stale)
-                    case .staleWhileRevalidate:
+                    case .staleWhileRevalidate where revalidatesInBackground:
                         if onlyIfCached { return gatewayTimeout() }
                         revalidateInBackground(key: key, request: request, stored: stored, origin: origin)
                         return serve(stored, for: request, now: now, outcome: .stale)
+                    case .staleWhileRevalidate:
+                        action = .validate(stored)
                     case .validate:
                         action = .validate(stored)
                     }

@@ -1,0 +1,39 @@
+#if Hummingbird
+import Hummingbird
+import HTTPTypes
+import StashHTTP
+
+/// What ``HTTPCacheMiddleware`` and ``HTTPCacheResponder`` share: one request answered through an
+/// ``HTTPCache``, the route run as the origin.
+enum CachingResponse {
+    /// The cache's answer to `request`, running `route` when the cache needs the origin.
+    ///
+    /// - Parameters:
+    ///   - revalidatesInBackground: Whether `route` may run after the answer is returned (a
+    ///     background revalidation within `stale-while-revalidate`).
+    ///   - route: Runs the route for a request: the caller's, or the cache's with validators added.
+    static func respond<Context: RequestContext>(
+        to request: Request,
+        context: Context,
+        cache: HTTPCache,
+        revalidatesInBackground: Bool,
+        route: @escaping @Sendable (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var head = request.head
+        // A server's request has no scheme (HTTP/1.1 puts its Host field in the authority): the key needs both.
+        if head.scheme == nil { head.scheme = "http" }
+        if head.authority == nil { head.authority = "localhost" }
+        let body = request.body
+        let answer = try await cache.responseWithCacheStatus(
+            for: head, policy: .useProtocolPolicy, revalidatesInBackground: revalidatesInBackground
+        ) { sent, _ in
+            let response = try await route(Request(head: sent, body: body), context)
+            return (response.head, HTTPCacheBody(response.body))
+        }
+        let contentLength = answer.response.headerFields[.contentLength].flatMap { Int($0) }
+        return Response(
+            status: answer.response.status, headers: answer.response.headerFields,
+            body: ResponseBody(answer.body, contentLength: contentLength))
+    }
+}
+#endif  // Hummingbird

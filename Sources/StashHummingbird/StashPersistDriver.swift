@@ -1,0 +1,193 @@
+#if Hummingbird
+import Foundation
+import Hummingbird
+import Logging
+import Stash
+
+/// A Hummingbird `PersistDriver` on a Stash ``Stash/Cache``: bounded, with expiry, on memory, disk
+/// and Redis tiers in any combination.
+///
+/// ```swift
+/// let persist = try StashPersistDriver(memoryCountLimit: 100_000)            // memory only, bounded
+/// let shared = StashPersistDriver(cache: try Cache(memory: MemoryCache(), disk: nil, remote: redisTier))
+/// var app = Application(router: router, services: [persist])                 // closed on shutdown
+/// try await persist.create(key: "session:42", value: session, expires: .seconds(3600))
+/// ```
+///
+/// Hummingbird's own `MemoryPersistDriver` keeps every value until it expires and tidies every
+/// ten minutes; this driver's cache keeps its limits (count, cost, disk size) at every write and
+/// drops an expired value when it is read or evicted.
+///
+/// ## The contract, as Hummingbird documents it
+/// - `create(key:value:expires:)` throws `PersistError.duplicate` when the key holds a live value,
+///   atomically: of concurrent creates of one key, one succeeds. Across processes too when the
+///   cache has a remote tier that inserts atomically (`RedisCacheTier`: `SET NX`); see
+///   ``Stash/Cache/insertValue(_:forKey:ttl:)``.
+/// - `set(key:value:expires:)` overwrites; with `expires: nil` it keeps the expiry the key already
+///   has (none when it has none). Sets of one key in this process apply in the order they are
+///   called.
+/// - `get(key:as:)` returns `nil` for a missing or expired key and throws
+///   `PersistError.invalidConversion` when the stored value does not decode as the type asked.
+/// - `getWithTTL(key:as:)` also returns the time left before expiry (`nil`: none).
+/// - `remove(key:)` removes the key from every tier.
+///
+/// Values are stored as JSON (`JSONEncoder`), with their expiry in a 9-byte header, so that the
+/// expiry travels with the value through every tier.
+///
+/// ## Lifecycle
+/// A `Service`: `run()` waits for graceful shutdown, then `shutdown()` flushes and closes the disk
+/// tier of a cache the driver made itself (``init(memoryCountLimit:memoryCostLimit:directory:diskSizeLimit:logger:)``).
+/// A cache given to ``init(cache:clock:)`` is the caller's to close.
+///
+/// Thread-safe: a value type over thread-safe parts; call it from any task.
+public struct StashPersistDriver: PersistDriver {
+    /// The cache that holds the values, as records of the driver's format.
+    public let cache: Cache<Data>
+    /// The clock of expiries: a wall clock, since records on disk or in Redis outlive the process.
+    let clock: any CacheClock
+    /// Whether ``shutdown()`` closes the cache's disk tier (the driver made the cache).
+    let ownsCache: Bool
+    let setOrder = KeyedAsyncLock()
+
+    /// A driver on `cache`, which may have any tiers.
+    ///
+    /// - Parameters:
+    ///   - cache: The cache. Keys are the driver's keys as given; values are records of the
+    ///     driver's format (do not store other values under the same keys). Give a disk or Redis
+    ///     tier the `.data` codec.
+    ///   - clock: The clock of expiries, read as nanoseconds since the Unix epoch. Defaults to
+    ///     `WallClock()`; tests inject a `ManualClock` (the same one as the cache's tiers).
+    /// - Complexity: O(1).
+    public init(cache: Cache<Data>, clock: any CacheClock = WallClock()) {
+        self.cache = cache
+        self.clock = clock
+        ownsCache = false
+    }
+
+    /// A driver on a cache of its own: a bounded memory tier, and a disk tier when `directory` is
+    /// given. ``shutdown()`` closes it.
+    ///
+    /// - Parameters:
+    ///   - memoryCountLimit: The most values in memory. Strict. Defaults to 100 000.
+    ///   - memoryCostLimit: The most bytes of values in memory (their JSON and header). Strict.
+    ///     Defaults to 64 MiB.
+    ///   - directory: The disk tier's directory, or `nil` for memory only. Defaults to `nil`.
+    ///   - diskSizeLimit: The most bytes on disk. Strict. Defaults to 1 GiB.
+    ///   - logger: Where the cache reports background failures. Defaults to a logger labelled
+    ///     `Stash.StashPersistDriver`.
+    /// - Throws: `StashError` when the disk tier cannot be opened.
+    /// - Complexity: O(1) in the number of entries. Blocks on disk I/O to open the disk tier.
+    public init(
+        memoryCountLimit: Int = 100_000,
+        memoryCostLimit: Int = 64 << 20,
+        directory: String? = nil,
+        diskSizeLimit: Int = 1 << 30,
+        logger: Logger = Logger(label: "Stash.StashPersistDriver")
+    ) throws(StashError) {
+        let memory = MemoryCache<String, Data>(configuration: .init(
+            label: "StashPersistDriver", countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
+        let disk = try directory.map { directory throws(StashError) in
+            try DiskCache<Data>(directory: directory, codec: .data, configuration: .init(sizeLimit: diskSizeLimit, logger: logger))
+        }
+        cache = try Cache(memory: memory, disk: disk, cost: { value, _ in value.count }, logger: logger)
+        clock = WallClock()
+        ownsCache = true
+    }
+
+    /// Stores `value` under `key` unless the key holds a live value.
+    ///
+    /// - Throws: `PersistError.duplicate` when it does; `StashError` when a tier fails
+    ///   (`remoteFailed` when a remote tier cannot decide), or the value does not encode.
+    public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
+        let record = try record(of: value, expiresAt: expiry(after: expires))
+        guard try await cache.insertValue(record.encoded, forKey: key, ttl: expires) else {
+            throw PersistError.duplicate
+        }
+    }
+
+    /// Stores `value` under `key`, replacing any value; `expires: nil` keeps the key's expiry.
+    ///
+    /// - Throws: `StashError` when a tier fails or the value does not encode.
+    public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
+        let json = try encode(value)
+        if let expires {
+            try await setOrder.withLock(key) {
+                try await cache.setValue(PersistRecord(expiresAt: expiry(after: expires), json: json).encoded, forKey: key, ttl: expires)
+            }
+            return
+        }
+        try await setOrder.withLock(key) {
+            // Keep the expiry of the live value, if any.
+            let kept = try await liveRecord(forKey: key)?.expiresAt
+            let ttl = kept.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
+            try await cache.setValue(PersistRecord(expiresAt: kept, json: json).encoded, forKey: key, ttl: ttl)
+        }
+    }
+
+    /// The value under `key`, or `nil` when there is none or it expired.
+    ///
+    /// - Throws: `PersistError.invalidConversion` when the stored value is not an `Object`;
+    ///   `StashError` when a tier fails.
+    public func get<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> Object? {
+        try await getWithTTL(key: key, as: type)?.object
+    }
+
+    /// The value under `key` and the time it has left (`nil`: no expiry), or `nil` when there is
+    /// none or it expired.
+    ///
+    /// - Throws: As ``get(key:as:)``.
+    public func getWithTTL<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> (object: Object, ttl: Duration?)? {
+        guard let record = try await liveRecord(forKey: key) else { return nil }
+        let object: Object
+        do {
+            object = try JSONDecoder().decode(Object.self, from: record.json)
+        } catch {
+            throw PersistError.invalidConversion
+        }
+        return (object, record.expiresAt.map { .nanoseconds($0 - clock.nanosecondsNow) })
+    }
+
+    /// Removes `key` from every tier.
+    ///
+    /// - Throws: `StashError` when a tier fails.
+    public func remove(key: String) async throws {
+        try await cache.removeValue(forKey: key)
+    }
+
+    /// Flushes and closes the disk tier of a cache the driver made; does nothing for a cache given
+    /// to it.
+    public func shutdown() async throws {
+        guard ownsCache, let disk = cache.disk else { return }
+        await disk.close()
+    }
+
+    // MARK: - Records
+
+    /// The live record under `key`: `nil` when missing or expired.
+    ///
+    /// - Throws: `PersistError.invalidConversion` when the stored bytes are not a record.
+    private func liveRecord(forKey key: String) async throws -> PersistRecord? {
+        guard let bytes = try await cache.value(forKey: key) else { return nil }
+        guard let record = PersistRecord(decoding: bytes) else { throw PersistError.invalidConversion }
+        if let expiresAt = record.expiresAt, expiresAt <= clock.nanosecondsNow { return nil }
+        return record
+    }
+
+    /// The wall-clock time `duration` from now, in nanoseconds; `nil` for no expiry.
+    private func expiry(after duration: Duration?) -> Int64? {
+        duration.map { clock.nanosecondsNow.addingReportingOverflow($0.nanosecondsClamped).partialValue }
+    }
+
+    private func record<Object: Encodable>(of value: Object, expiresAt: Int64?) throws -> PersistRecord {
+        PersistRecord(expiresAt: expiresAt, json: try encode(value))
+    }
+
+    private func encode<Object: Encodable>(_ value: Object) throws -> Data {
+        do {
+            return try JSONEncoder().encode(value)
+        } catch {
+            throw StashError(.encodingFailed, "the value for the persist driver could not be encoded as JSON", cause: error)
+        }
+    }
+}
+#endif  // Hummingbird

@@ -1,0 +1,167 @@
+#if Hummingbird
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Stash
+import StashHummingbird
+import StashTestSupport
+import Testing
+
+/// `StashPersistDriver` against Hummingbird's documented `PersistDriver` contract, one test per
+/// rule, on a manual clock (no test waits for time); then in a running app.
+@Suite(.timeLimit(.minutes(5))) struct StashPersistDriverTests {
+    static let start: Int64 = 1_800_000_000_000_000_000
+
+    /// A driver on memory + disk, both on `clock`.
+    static func driver(_ directory: TemporaryDirectory, clock: ManualClock) throws -> StashPersistDriver {
+        let memory = MemoryCache<String, Data>(configuration: .init(countLimit: 1000, clock: clock))
+        let disk = try DiskCache<Data>(directory: directory.path, codec: .data, configuration: .init(clock: clock))
+        return StashPersistDriver(cache: try Cache(memory: memory, disk: disk), clock: clock)
+    }
+
+    struct Session: Codable, Equatable {
+        var user: String
+        var visits: Int
+    }
+
+    @Test func createThrowsDuplicateWhenTheKeyHoldsALiveValue() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: Self.start)
+            let driver = try Self.driver(directory, clock: clock)
+            try await driver.create(key: "k", value: "first", expires: .seconds(10))
+            await #expect(throws: PersistError.duplicate) {
+                try await driver.create(key: "k", value: "second", expires: nil)
+            }
+            #expect(try await driver.get(key: "k", as: String.self) == "first")
+            clock.advance(by: .seconds(11))
+            try await driver.create(key: "k", value: "after expiry", expires: nil)
+            #expect(try await driver.get(key: "k", as: String.self) == "after expiry")
+        }
+    }
+
+    @Test func concurrentCreatesOfOneKeyHaveOneWinner() async throws {
+        try await withTemporaryDirectory { directory in
+            let driver = try Self.driver(directory, clock: ManualClock(start: Self.start))
+            let created = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for index in 0..<100 {
+                    group.addTask {
+                        do {
+                            try await driver.create(key: "once", value: index, expires: nil)
+                            return index
+                        } catch let error as PersistError where error == .duplicate {
+                            return nil
+                        }
+                    }
+                }
+                var created: [Int] = []
+                for try await index in group { if let index { created.append(index) } }
+                return created
+            }
+            #expect(created.count == 1)
+            #expect(try await driver.get(key: "once", as: Int.self) == created.first)
+        }
+    }
+
+    @Test func setWithoutExpiryKeepsTheExistingExpiry() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: Self.start)
+            let driver = try Self.driver(directory, clock: clock)
+            try await driver.set(key: "k", value: 1, expires: .seconds(10))
+            clock.advance(by: .seconds(4))
+            try await driver.set(key: "k", value: 2, expires: nil)
+            let kept = try await driver.getWithTTL(key: "k", as: Int.self)
+            #expect(kept?.object == 2)
+            #expect(kept?.ttl == .seconds(6))
+            clock.advance(by: .seconds(7))
+            #expect(try await driver.get(key: "k", as: Int.self) == nil)
+
+            // A key without expiry stays without; a new expiry replaces the old one.
+            try await driver.set(key: "forever", value: 1, expires: nil)
+            try await driver.set(key: "forever", value: 2, expires: nil)
+            #expect(try await driver.getWithTTL(key: "forever", as: Int.self)?.ttl == nil)
+            try await driver.set(key: "forever", value: 3, expires: .seconds(30))
+            #expect(try await driver.getWithTTL(key: "forever", as: Int.self)?.ttl == .seconds(30))
+        }
+    }
+
+    @Test func getThrowsInvalidConversionOnATypeMismatch() async throws {
+        try await withTemporaryDirectory { directory in
+            let driver = try Self.driver(directory, clock: ManualClock(start: Self.start))
+            try await driver.set(key: "session", value: Session(user: "ada", visits: 3), expires: nil)
+            #expect(try await driver.get(key: "session", as: Session.self) == Session(user: "ada", visits: 3))
+            await #expect(throws: PersistError.invalidConversion) {
+                _ = try await driver.get(key: "session", as: Int.self)
+            }
+            #expect(try await driver.get(key: "missing", as: Int.self) == nil)
+        }
+    }
+
+    @Test func getWithTTLReturnsTheTimeLeft() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: Self.start)
+            let driver = try Self.driver(directory, clock: clock)
+            try await driver.set(key: "k", value: "v", expires: .seconds(60))
+            clock.advance(by: .seconds(15))
+            let entry = try await driver.getWithTTL(key: "k", as: String.self)
+            #expect(entry?.object == "v")
+            #expect(entry?.ttl == .seconds(45))
+        }
+    }
+
+    @Test func removeDeletesTheKeyFromEveryTier() async throws {
+        try await withTemporaryDirectory { directory in
+            let driver = try Self.driver(directory, clock: ManualClock(start: Self.start))
+            try await driver.set(key: "k", value: "v", expires: nil)
+            try await driver.remove(key: "k")
+            #expect(try await driver.get(key: "k", as: String.self) == nil)
+            #expect(try await driver.cache.disk?.contains("k") == false)
+        }
+    }
+
+    /// 100 concurrent sets of one key from one task each, in order per key within the process:
+    /// the value left is one of them, and every later read agrees.
+    @Test func concurrentSetsLeaveOneOfTheValues() async throws {
+        try await withTemporaryDirectory { directory in
+            let driver = try Self.driver(directory, clock: ManualClock(start: Self.start))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<100 {
+                    group.addTask { try await driver.set(key: "k", value: index, expires: index % 2 == 0 ? nil : .seconds(60)) }
+                }
+                try await group.waitForAll()
+            }
+            let value = try #require(try await driver.get(key: "k", as: Int.self))
+            #expect((0..<100).contains(value))
+            #expect(try await driver.get(key: "k", as: Int.self) == value)
+        }
+    }
+
+    /// The driver as a running app's `persist` service: a route creates and reads through it over
+    /// HTTP on 127.0.0.1, and the app's graceful shutdown closes the driver's own disk tier.
+    @Test func aRunningAppUsesTheDriverAndShutsItDown() async throws {
+        try await withTemporaryDirectory { directory in
+            let persist = try StashPersistDriver(memoryCountLimit: 100, directory: directory.path)
+            let router = Router()
+            router.put("/counter/:name") { _, context in
+                let name = try context.parameters.require("name")
+                let count = (try await persist.get(key: name, as: Int.self) ?? 0) + 1
+                try await persist.set(key: name, value: count, expires: .seconds(60))
+                return "\(count)"
+            }
+            var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            app.addServices(persist)
+            try await app.test(.live) { client in
+                for expected in ["1", "2", "3"] {
+                    try await client.execute(uri: "/counter/visits", method: .put) { response in
+                        #expect(response.status == .ok)
+                        #expect(String(buffer: response.body) == expected)
+                    }
+                }
+            }
+            // The service group shut down: the driver closed its disk tier.
+            await #expect(throws: StashError.self) {
+                _ = try await persist.cache.disk?.value(forKey: "visits")
+            }
+        }
+    }
+}
+#endif  // Hummingbird
