@@ -281,6 +281,9 @@ let package = Package(
                 "StashTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: hummingbird)),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: hummingbird)),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                nio("NIOCore", when: hummingbird),
             ]
         ),
     ],
