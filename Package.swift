@@ -271,6 +271,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Not a product: the conformance harness of the middleware (scripts/http-conformance/run.sh
+        // hummingbird), a Hummingbird app forwarding to one origin.
+        .executableTarget(
+            name: "stash-hummingbird-proxy",
+            dependencies: [
+                "StashHummingbird",
+                "StashAsyncHTTPClient",
+                "StashHTTP",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: hummingbird)),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                nio("NIOCore", when: hummingbird),
+            ],
+            path: "scripts/http-conformance/HummingbirdProxy"
+        ),
         // The driver and the middleware in running Hummingbird apps on 127.0.0.1.
         .testTarget(
             name: "StashHummingbirdTests",

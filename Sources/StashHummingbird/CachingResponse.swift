@@ -6,6 +6,9 @@ import StashHTTP
 /// What ``HTTPCacheMiddleware`` and ``HTTPCacheResponder`` share: one request answered through an
 /// ``HTTPCache``, the route run as the origin.
 enum CachingResponse {
+    /// The longest body a GET or HEAD request may carry (it is read before the route runs).
+    static let maximumBodyOfCachedMethods = 1 << 20
+
     /// The cache's answer to `request`, running `route` when the cache needs the origin.
     ///
     /// - Parameters:
@@ -23,7 +26,12 @@ enum CachingResponse {
         // A server's request has no scheme (HTTP/1.1 puts its Host field in the authority): the key needs both.
         if head.scheme == nil { head.scheme = "http" }
         if head.authority == nil { head.authority = "localhost" }
-        let body = request.body
+        // The route may run twice for a GET or HEAD (a background revalidation after the answer),
+        // and a request's streamed body can be read once: read it here (such bodies are rare and
+        // small). An unsafe method's route runs once, with the body as it streams.
+        let body = head.method == .get || head.method == .head
+            ? RequestBody(buffer: try await request.body.collect(upTo: Self.maximumBodyOfCachedMethods))
+            : request.body
         let answer = try await cache.responseWithCacheStatus(
             for: head, policy: .useProtocolPolicy, revalidatesInBackground: revalidatesInBackground
         ) { sent, _ in

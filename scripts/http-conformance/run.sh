@@ -2,15 +2,18 @@
 # Runs the cache-tests conformance suite (../shared/http-conformance, read by path, never copied)
 # against stash-proxy and checks the scores against the floors in floors.txt.
 #
-#   scripts/http-conformance/run.sh [shared|private|urlsession|urlsession-urlcache|both|all] [-c debug|release] [--no-build] [--no-check] [--keep DIR]
+#   scripts/http-conformance/run.sh [shared|private|urlsession|urlsession-urlcache|hummingbird|hummingbird-responder|both|all] [-c debug|release] [--no-build] [--no-check] [--keep DIR]
 #
 #   shared               stash-proxy in shared mode, scored as a shared cache (365 tests)
 #   private              stash-proxy --private: the AsyncHTTPClient adapter in private mode, scored with --browser
 #   urlsession           stash-proxy --private --client urlsession: CachingURLSession, scored with --browser
 #   urlsession-urlcache  stash-proxy --client urlsession-urlcache: plain URLSession and URLCache (no Stash
 #                        cache), scored with --browser; reported, no floor
+#   hummingbird          stash-hummingbird-proxy: a Hummingbird app of HTTPCacheMiddleware (shared mode) and
+#                        one forwarding route, scored as a shared cache
+#   hummingbird-responder  the same app with HTTPCacheResponder instead of the middleware
 #   both                 shared, then private
-#   all                  (default) the four, one after the other, each against a fresh origin and proxy
+#   all                  (default) the six, one after the other, each against a fresh origin and proxy
 #
 # -c picks the build configuration of stash-proxy: debug by default (CI has built it already, and
 # the suite's pace is set by its own pauses, not by the proxy's speed).
@@ -30,12 +33,12 @@ check=1
 configuration=debug
 while [ $# -gt 0 ]; do
     case "$1" in
-        shared|private|urlsession|urlsession-urlcache|both|all) mode="$1" ;;
+        shared|private|urlsession|urlsession-urlcache|hummingbird|hummingbird-responder|both|all) mode="$1" ;;
         -c) configuration="$2"; shift ;;
         --no-build) build=0 ;;
         --no-check) check=0 ;;
         --keep) out="$2"; shift ;;
-        *) echo "usage: $0 [shared|private|urlsession|urlsession-urlcache|both|all] [-c debug|release] [--no-build] [--no-check] [--keep DIR]" >&2; exit 2 ;;
+        *) echo "usage: $0 [shared|private|urlsession|urlsession-urlcache|hummingbird|hummingbird-responder|both|all] [-c debug|release] [--no-build] [--no-check] [--keep DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -48,9 +51,11 @@ command -v node >/dev/null 2>&1 || { echo "http-conformance: node is not install
 
 mkdir -p "$out"
 if [ "$build" = 1 ]; then
-    (cd "$root" && swift build -c "$configuration" --product stash-proxy)
+    (cd "$root" && swift build -c "$configuration" --product stash-proxy && swift build -c "$configuration" --product stash-hummingbird-proxy)
 fi
-proxy_bin="$(cd "$root" && swift build -c "$configuration" --show-bin-path)/stash-proxy"
+bin_path="$(cd "$root" && swift build -c "$configuration" --show-bin-path)"
+proxy_bin="$bin_path/stash-proxy"
+hummingbird_bin="$bin_path/stash-hummingbird-proxy"
 [ -x "$proxy_bin" ] || { echo "http-conformance: $proxy_bin not built" >&2; exit 2; }
 
 pids=()
@@ -89,7 +94,13 @@ status=0
 run_one() {
     local name="$1"; shift
     local origin_port proxy_port cache_dir score_flags=()
-    [ "$name" != shared ] && score_flags=(--browser)
+    local bin="$proxy_bin"
+    case "$name" in
+        shared) ;;
+        hummingbird|hummingbird-responder) bin="$hummingbird_bin" ;;
+        *) score_flags=(--browser) ;;
+    esac
+    [ -x "$bin" ] || { echo "http-conformance: $bin not built" >&2; exit 2; }
     origin_port="$(free_port)"
     proxy_port="$(free_port)"
     while [ "$proxy_port" = "$origin_port" ]; do proxy_port="$(free_port)"; done
@@ -102,12 +113,12 @@ run_one() {
     pids+=($!)
     wait_for_port "$origin_port" "$!" || { echo "http-conformance: the origin did not start ($out/$name-origin.log)" >&2; exit 2; }
 
-    "$proxy_bin" --listen "127.0.0.1:$proxy_port" --origin "http://127.0.0.1:$origin_port" \
+    "$bin" --listen "127.0.0.1:$proxy_port" --origin "http://127.0.0.1:$origin_port" \
         --directory "$cache_dir" "$@" >"$out/$name-proxy.log" 2>&1 &
     pids+=($!)
     wait_for_port "$proxy_port" "$!" || { echo "http-conformance: stash-proxy did not start ($out/$name-proxy.log)" >&2; exit 2; }
 
-    echo "=== cache-tests, $name mode: stash-proxy $* on 127.0.0.1:$proxy_port, origin on 127.0.0.1:$origin_port"
+    echo "=== cache-tests, $name mode: $(basename "$bin") $* on 127.0.0.1:$proxy_port, origin on 127.0.0.1:$origin_port"
     npm_config_base="http://127.0.0.1:$proxy_port" npm_config_id= npm_package_config_id= \
         node --no-warnings "$suite/cache-tests/test-engine/cli.mjs" >"$out/$name-results.json" 2>"$out/$name-client.log"
     stop_all
@@ -137,12 +148,16 @@ case "$mode" in
     private) run_one private --private ;;
     urlsession) run_one urlsession --private --client urlsession ;;
     urlsession-urlcache) run_one urlsession-urlcache --private --client urlsession-urlcache ;;
+    hummingbird) run_one hummingbird ;;
+    hummingbird-responder) run_one hummingbird-responder --responder ;;
     both) run_one shared; run_one private --private ;;
     all)
         run_one shared
         run_one private --private
         run_one urlsession --private --client urlsession
         run_one urlsession-urlcache --private --client urlsession-urlcache
+        run_one hummingbird
+        run_one hummingbird-responder --responder
         ;;
 esac
 exit "$status"
