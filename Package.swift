@@ -1,21 +1,23 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Two package traits put the products built on SwiftNIO behind a switch (docs/development.md):
+// Three package traits put the products built on SwiftNIO behind a switch (docs/development.md):
 //
 // - `Redis`: the `StashRedis` product (a RESP client on SwiftNIO and swift-nio-ssl);
 // - `AsyncHTTPClient`: the `StashAsyncHTTPClient` product and the `stash-proxy` executable
-//   (AsyncHTTPClient, SwiftNIO).
+//   (AsyncHTTPClient, SwiftNIO);
+// - `Hummingbird`: the `StashHummingbird` product (Hummingbird 2, swift-service-lifecycle).
 //
-// Both are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
-// repository build and test everything. A package that uses only `Stash`, `StashHTTP` or
-// `StashMetrics` turns them off with `.package(url: ..., traits: [])`: SwiftPM then neither
-// resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient or their dependencies, because
-// every use of them below is conditional on a trait (docs/benchmarks.md, "Build cost"). SwiftPM
-// cannot leave a target out by trait, so the targets stay and every file in them is wrapped in
-// `#if Redis` or `#if AsyncHTTPClient`: without its trait a target compiles to nothing. CI's
-// sanitizer runs use that (`--disable-default-traits`, and `--disable-default-traits --traits
-// Redis` for the Redis suites) so as not to instrument SwiftNIO, BoringSSL or AsyncHTTPClient.
+// All are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
+// repository build and test everything. A package that uses only `Stash`, `StashHTTP`,
+// `StashMetrics` or `StashURLSession` turns them off with `.package(url: ..., traits: [])`:
+// SwiftPM then neither resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient, Hummingbird
+// or their dependencies, because every use of them below is conditional on a trait
+// (docs/benchmarks.md, "Build cost"). SwiftPM cannot leave a target out by trait, so the targets
+// stay and every file in them is wrapped in `#if Redis`, `#if AsyncHTTPClient` or
+// `#if Hummingbird`: without its trait a target compiles to nothing. CI's sanitizer runs use that
+// (`--disable-default-traits`, and `--disable-default-traits --traits Redis` for the Redis suites)
+// so as not to instrument SwiftNIO, BoringSSL, AsyncHTTPClient or Hummingbird.
 
 /// A SwiftNIO product of a target that needs it only with `trait` on.
 func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {
@@ -68,6 +70,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
@@ -268,6 +271,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms", condition: .when(traits: hummingbird)),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: hummingbird)),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -286,6 +290,22 @@ let package = Package(
                 nio("NIOCore", when: hummingbird),
             ],
             path: "scripts/http-conformance/HummingbirdProxy"
+        ),
+        // Not a product: the example app of StashHummingbird's "Using Stash in a server" article,
+        // compiled with the package so that the article's code stays true.
+        .executableTarget(
+            name: "stash-hummingbird-example",
+            dependencies: [
+                "StashHummingbird",
+                "StashHTTP",
+                "StashMetrics",
+                "StashRedis",
+                "Stash",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: hummingbird)),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/HummingbirdApp"
         ),
         // The driver and the middleware in running Hummingbird apps on 127.0.0.1.
         .testTarget(

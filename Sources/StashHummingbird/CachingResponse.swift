@@ -4,7 +4,7 @@ import HTTPTypes
 import StashHTTP
 
 /// What ``HTTPCacheMiddleware`` and ``HTTPCacheResponder`` share: one request answered through an
-/// ``HTTPCache``, the route run as the origin.
+/// `HTTPCache`, the route run as the origin.
 enum CachingResponse {
     /// The longest body a GET or HEAD request may carry (it is read before the route runs).
     static let maximumBodyOfCachedMethods = 1 << 20

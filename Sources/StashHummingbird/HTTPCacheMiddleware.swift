@@ -3,7 +3,7 @@ import Hummingbird
 import StashHTTP
 
 /// An RFC 9111 response cache for a Hummingbird app's own routes: a `RouterMiddleware` on an
-/// ``HTTPCache`` (normally in shared mode, as a reverse proxy's).
+/// `HTTPCache` (normally in shared mode, as a reverse proxy's).
 ///
 /// ```swift
 /// let cache = try HTTPCache(configuration: .init(mode: .shared))
@@ -42,7 +42,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// A middleware storing the routes' responses in `cache`.
     ///
-    /// - Parameter cache: The cache; normally in ``HTTPCacheMode/shared`` mode. Several
+    /// - Parameter cache: The cache; normally in `HTTPCacheMode.shared` mode. Several
     ///   middlewares (or apps) may share one.
     public init(cache: HTTPCache) {
         self.cache = cache

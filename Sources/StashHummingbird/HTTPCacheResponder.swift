@@ -2,7 +2,7 @@
 import Hummingbird
 import StashHTTP
 
-/// An `HTTPResponder` that answers through an ``HTTPCache``, running a wrapped responder (normally
+/// An `HTTPResponder` that answers through an `HTTPCache`, running a wrapped responder (normally
 /// the app's router) as the origin: ``HTTPCacheMiddleware`` with background revalidation.
 ///
 /// ```swift
@@ -27,7 +27,7 @@ public struct HTTPCacheResponder<Responder: HTTPResponder>: HTTPResponder where 
     ///
     /// - Parameters:
     ///   - responder: The app's responder, such as `router.buildResponder()`.
-    ///   - cache: The cache; normally in ``HTTPCacheMode/shared`` mode.
+    ///   - cache: The cache; normally in `HTTPCacheMode.shared` mode.
     public init(responder: Responder, cache: HTTPCache) {
         self.responder = responder
         self.cache = cache

@@ -4,7 +4,7 @@ import Hummingbird
 import Logging
 import Stash
 
-/// A Hummingbird `PersistDriver` on a Stash ``Stash/Cache``: bounded, with expiry, on memory, disk
+/// A Hummingbird `PersistDriver` on a Stash `Cache`: bounded, with expiry, on memory, disk
 /// and Redis tiers in any combination.
 ///
 /// ```swift
@@ -22,7 +22,7 @@ import Stash
 /// - `create(key:value:expires:)` throws `PersistError.duplicate` when the key holds a live value,
 ///   atomically: of concurrent creates of one key, one succeeds. Across processes too when the
 ///   cache has a remote tier that inserts atomically (`RedisCacheTier`: `SET NX`); see
-///   ``Stash/Cache/insertValue(_:forKey:ttl:)``.
+///   `Cache.insertValue(_:forKey:ttl:)`.
 /// - `set(key:value:expires:)` overwrites; with `expires: nil` it keeps the expiry the key already
 ///   has (none when it has none). Sets of one key in this process apply in the order they are
 ///   called.

@@ -5,7 +5,7 @@ import Foundation
 import HTTPTypes
 import StashHTTP
 
-/// A `URLSession` whose requests go through an RFC 9111 ``HTTPCache``: the HTTP cache that
+/// A `URLSession` whose requests go through an RFC 9111 `HTTPCache`: the HTTP cache that
 /// `URLCache` was meant to be, on Linux and Apple platforms alike.
 ///
 /// Adopting it is a one-line change: its methods have the names, parameters and return types of
@@ -22,7 +22,7 @@ import StashHTTP
 ///   underlying `URLSession` made from the configuration given, whose `urlCache` is set to `nil`
 ///   so that two caches never disagree. Stale responses are revalidated with `If-None-Match` or
 ///   `If-Modified-Since`; `Vary`, `no-store`, `stale-if-error` and invalidation by unsafe methods
-///   work as ``HTTPCache`` documents; concurrent requests for one URL share one origin request.
+///   work as `HTTPCache` documents; concurrent requests for one URL share one origin request.
 /// - `URLRequest.cachePolicy` is honoured: `.useProtocolCachePolicy` (RFC 9111),
 ///   `.reloadIgnoringLocalCacheData` (fetch anew, store the answer), `.reloadRevalidatingCacheData`
 ///   (always ask the origin, conditionally), `.returnCacheDataElseLoad` (serve any stored response,
@@ -30,7 +30,7 @@ import StashHTTP
 /// - Every response carries `Age` when it comes from the store, and a `Cache-Status` field
 ///   (RFC 9211) that says how it was produced, such as `Stash; hit` or `Stash; fwd=uri-miss`;
 ///   ``data(for:delegate:)``'s sibling ``dataWithOutcome(for:delegate:)`` also returns it as an
-///   ``HTTPCacheOutcome``.
+///   `HTTPCacheOutcome`.
 /// - **Redirects** are followed by this session, hop by hop through the cache (at most 20, as
 ///   `URLSession`), so that a stored `301` or `308` is served from the store as browsers serve it
 ///   and each URL's answer is stored under that URL. A redirect received from the origin is put to
@@ -71,7 +71,7 @@ public final class CachingURLSession: Sendable {
     ///     `requestCachePolicy` to `.reloadIgnoringLocalCacheData` on a copy, so that the cache is
     ///     the only one. Defaults to `URLSessionConfiguration.default`.
     ///   - cache: The cache. Its mode is the cache's: a session normally uses a private cache
-    ///     (``HTTPCacheMode/private``, the default of ``HTTPCache/Configuration``), a gateway a shared one.
+    ///     (`HTTPCacheMode.private`, the default of `HTTPCache.Configuration`), a gateway a shared one.
     ///     Several sessions may share one cache.
     ///   - delegate: The session's delegate, as `URLSession(configuration:delegate:delegateQueue:)`
     ///     takes it. Defaults to `nil`.
@@ -126,8 +126,8 @@ public final class CachingURLSession: Sendable {
     /// - Parameters:
     ///   - request: As in ``data(for:delegate:)``.
     ///   - delegate: As in ``data(for:delegate:)``. Defaults to `nil`.
-    /// - Returns: The body, the response and the outcome of its last hop (``HTTPCacheOutcome/hit``,
-    ///   ``HTTPCacheOutcome/miss``, ...).
+    /// - Returns: The body, the response and the outcome of its last hop (`HTTPCacheOutcome.hit`,
+    ///   `HTTPCacheOutcome.miss`, ...).
     /// - Throws: As ``data(for:delegate:)``.
     public func dataWithOutcome(
         for request: URLRequest, delegate: (any URLSessionTaskDelegate)? = nil
@@ -204,7 +204,7 @@ public final class CachingURLSession: Sendable {
     }
 
     /// Cancels the underlying session's tasks and invalidates it, as
-    /// `URLSession.invalidateAndCancel()`; the cache stays open (close it with ``HTTPCache/close()``
+    /// `URLSession.invalidateAndCancel()`; the cache stays open (close it with `HTTPCache.close()`
     /// when nothing else uses it).
     public func invalidateAndCancel() {
         session.invalidateAndCancel()

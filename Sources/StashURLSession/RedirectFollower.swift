@@ -6,7 +6,7 @@ import HTTPTypes
 import Stash
 import StashHTTP
 
-/// Sends one `URLRequest` through an ``HTTPCache``, following redirects hop by hop so that each
+/// Sends one `URLRequest` through an `HTTPCache`, following redirects hop by hop so that each
 /// hop is a request of its own to the cache: a stored `301` or `308`, or a fresh `302`, is served
 /// from the store as a browser's cache serves it, and what each URL answered is stored under that
 /// URL (a redirect followed inside `URLSession` would store the last answer under the first URL).
@@ -34,7 +34,7 @@ struct RedirectFollower: Sendable {
     /// it answers for.
     ///
     /// - Parameters:
-    ///   - request: The caller's request; its `cachePolicy` chooses the ``HTTPCachePolicy``.
+    ///   - request: The caller's request; its `cachePolicy` chooses the `HTTPCachePolicy`.
     ///   - body: The request's body (`request.httpBody` is used when this is `.none`).
     ///   - delegate: The caller's task delegate, asked about redirects received from the origin
     ///     and about authentication challenges; `nil` asks the session's delegate.

@@ -5,7 +5,7 @@ import Foundation
 import Stash
 import StashHTTP
 
-/// A `URLProtocol` that answers `http` and `https` requests through an ``HTTPCache``: for code
+/// A `URLProtocol` that answers `http` and `https` requests through an `HTTPCache`: for code
 /// whose `URLSession` calls cannot change, only its configuration.
 ///
 /// ```swift

@@ -9,7 +9,7 @@ import StashHTTP
 extension HTTPCachePolicy {
     /// The policy of a `URLRequest.CachePolicy`, as `URLSession` defines them:
     ///
-    /// | `URLRequest.CachePolicy` | ``HTTPCachePolicy`` |
+    /// | `URLRequest.CachePolicy` | `HTTPCachePolicy` |
     /// |---|---|
     /// | `.useProtocolCachePolicy` | `.useProtocolPolicy` |
     /// | `.reloadIgnoringLocalCacheData`, `.reloadIgnoringLocalAndRemoteCacheData` | `.reload` |

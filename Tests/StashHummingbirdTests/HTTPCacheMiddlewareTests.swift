@@ -215,18 +215,19 @@ import Testing
         let cache = try Self.cache(clock)
         let plain = Router()
         plain.get("/swr", use: route)
-        let app = Application(
+        var app = Application(
             responder: HTTPCacheResponder(responder: plain.buildResponder(), cache: cache),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        app.addServices(HTTPCacheService(cache: cache))
         try await app.test(.live) { client in
             _ = try await client.execute(uri: "/swr", method: .get)
             clock.advance(by: .seconds(5))
             let stale = try await client.execute(uri: "/swr", method: .get)
             #expect(String(buffer: stale.body) == "v1")
             #expect(stale.headers[.init("Cache-Status")!] == "Stash; hit; detail=stale")
-            await cache.close()  // waits for the background revalidation
-            #expect(version.withLock { $0 } == 2)
         }
+        // The app shut down: HTTPCacheService waited for the background revalidation, then closed the cache.
+        #expect(version.withLock { $0 } == 2)
     }
 }
 
