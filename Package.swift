@@ -1,21 +1,22 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Three package traits put the products built on SwiftNIO behind a switch (docs/development.md):
+// Four package traits put the integrations behind a switch (docs/development.md):
 //
 // - `Redis`: the `StashRedis` product (a RESP client on SwiftNIO and swift-nio-ssl);
 // - `AsyncHTTPClient`: the `StashAsyncHTTPClient` product and the `stash-proxy` executable
 //   (AsyncHTTPClient, SwiftNIO);
-// - `Hummingbird`: the `StashHummingbird` product (Hummingbird 2, swift-service-lifecycle).
+// - `Hummingbird`: the `StashHummingbird` product (Hummingbird 2, swift-service-lifecycle);
+// - `OpenAPI`: the `StashOpenAPI` product (swift-openapi-runtime, no SwiftNIO).
 //
 // All are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
 // repository build and test everything. A package that uses only `Stash`, `StashHTTP`,
 // `StashMetrics` or `StashURLSession` turns them off with `.package(url: ..., traits: [])`:
-// SwiftPM then neither resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient, Hummingbird
-// or their dependencies, because every use of them below is conditional on a trait
+// SwiftPM then neither resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient, Hummingbird,
+// swift-openapi-runtime or their dependencies, because every use of them below is conditional on a trait
 // (docs/benchmarks.md, "Build cost"). SwiftPM cannot leave a target out by trait, so the targets
-// stay and every file in them is wrapped in `#if Redis`, `#if AsyncHTTPClient` or
-// `#if Hummingbird`: without its trait a target compiles to nothing. CI's sanitizer runs use that
+// stay and every file in them is wrapped in `#if Redis`, `#if AsyncHTTPClient`, `#if Hummingbird`
+// or `#if OpenAPI`: without its trait a target compiles to nothing. CI's sanitizer runs use that
 // (`--disable-default-traits`, and `--disable-default-traits --traits Redis` for the Redis suites)
 // so as not to instrument SwiftNIO, BoringSSL, AsyncHTTPClient or Hummingbird.
 
@@ -27,6 +28,7 @@ func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {
 let redis: Set<String> = ["Redis"]
 let httpClient: Set<String> = ["AsyncHTTPClient"]
 let hummingbird: Set<String> = ["Hummingbird"]
+let openAPI: Set<String> = ["OpenAPI"]
 
 let package = Package(
     name: "Stash",
@@ -44,6 +46,8 @@ let package = Package(
         .executable(name: "stash-proxy", targets: ["StashProxy"]),
         // Empty without the `Hummingbird` trait.
         .library(name: "StashHummingbird", targets: ["StashHummingbird"]),
+        // Empty without the `OpenAPI` trait.
+        .library(name: "StashOpenAPI", targets: ["StashOpenAPI"]),
     ],
     traits: [
         .trait(
@@ -58,7 +62,11 @@ let package = Package(
             name: "Hummingbird",
             description: "The StashHummingbird product: a PersistDriver and an HTTP response-cache middleware for Hummingbird 2."
         ),
-        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird"]),
+        .trait(
+            name: "OpenAPI",
+            description: "The StashOpenAPI product: a swift-openapi-runtime ClientMiddleware on an HTTPCache (no SwiftNIO)."
+        ),
+        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird", "OpenAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -71,6 +79,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
     ],
     targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
@@ -248,6 +257,9 @@ let package = Package(
             dependencies: [
                 "StashAsyncHTTPClient",
                 "StashURLSession",
+                "StashOpenAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: openAPI)),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 "StashProxy",
                 "StashHTTP",
                 "StashTestSupport",
@@ -257,6 +269,17 @@ let package = Package(
                 nio("NIOPosix", when: httpClient),
                 nio("NIOHTTP1", when: httpClient),
                 nio("NIOConcurrencyHelpers", when: httpClient),
+            ]
+        ),
+
+        // --- Trait `OpenAPI` -------------------------------------------------------------
+        // A generated OpenAPI client's calls through an HTTPCache (swift-openapi-runtime only).
+        .target(
+            name: "StashOpenAPI",
+            dependencies: [
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: openAPI)),
             ]
         ),
 

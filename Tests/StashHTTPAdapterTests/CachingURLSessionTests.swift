@@ -6,6 +6,7 @@ import Foundation
 import NIOHTTP1
 import Stash
 import StashHTTP
+@testable import StashProxy
 import StashTestSupport
 import StashURLSession
 import Testing
@@ -299,7 +300,7 @@ import Testing
         let respond: @Sendable (TestOrigin.Received) -> TestOrigin.Reply = { request in
             request.uri == "/from" ? .response(status: .found, headers: [("Location", "/to")]) : .response(body: "to")
         }
-        let refusing = try await Fixture(delegate: RefusingRedirects(), respond: respond)
+        let refusing = try await Fixture(delegate: NotFollowingRedirects(), respond: respond)
         let (_, refused, _) = try await refusing.get("/from")
         try await refusing.stop()
         let notFollowing = try await Fixture(followsRedirects: false, respond: respond)
@@ -373,13 +374,4 @@ final class SupplyingCredentials: NSObject, URLSessionTaskDelegate, Sendable {
     }
 }
 
-/// A session delegate that refuses every redirect.
-final class RefusingRedirects: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-}
 #endif  // AsyncHTTPClient
