@@ -330,6 +330,17 @@ let package = Package(
             ],
             path: "Examples/HummingbirdApp"
         ),
+        // Not a product: StashHummingbird beside Hummingbird's own pieces (scripts/hummingbird-bench).
+        .executableTarget(
+            name: "stash-hummingbird-bench",
+            dependencies: [
+                "StashHummingbird",
+                "StashHTTP",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
+            ],
+            path: "scripts/hummingbird-bench",
+            exclude: ["run.sh"]
+        ),
         // The driver and the middleware in running Hummingbird apps on 127.0.0.1.
         .testTarget(
             name: "StashHummingbirdTests",

@@ -1,0 +1,109 @@
+#if Hummingbird
+// stash-hummingbird-bench: StashHummingbird beside Hummingbird's own pieces, side by side in one run
+// (docs/benchmarks.md, "Hummingbird"). A target of the root package, so that its release build
+// reuses the modules scripts/http-bench/run.sh builds:
+//
+//   swift build -c release --scratch-path .build-release --product stash-hummingbird-bench
+//   .build-release/release/stash-hummingbird-bench persist [--rounds N]
+//   .build-release/release/stash-hummingbird-bench serve     # then drive it with wrk (scripts/hummingbird-bench/run.sh)
+//
+// persist: a get hit of a small Codable value through StashPersistDriver (memory only, bounded)
+// and through Hummingbird's MemoryPersistDriver (unbounded), interleaved rounds, medians.
+// serve: an app on 127.0.0.1 with one handler that takes 1 ms, at /plain/ without a cache and at
+// /cached/ behind HTTPCacheMiddleware (its response says max-age=3600); prints its port.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Hummingbird
+import StashHTTP
+import StashHummingbird
+
+struct Session: Codable, Sendable {
+    var user: String
+    var visits: Int
+    var roles: [String]
+}
+
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// Times `operations` gets of 1,000 keys through each driver, interleaved, and prints medians.
+func persist(rounds: Int) async throws {
+    let stash = try StashPersistDriver(memoryCountLimit: 10_000)
+    let memory = MemoryPersistDriver()
+    let session = Session(user: "ada", visits: 3, roles: ["admin", "editor"])
+    for index in 0..<1_000 {
+        try await stash.set(key: "session:\(index)", value: session, expires: .seconds(3600))
+        try await memory.set(key: "session:\(index)", value: session, expires: .seconds(3600))
+    }
+    let drivers: [(String, any PersistDriver)] = [("StashPersistDriver (memory, bounded)", stash), ("MemoryPersistDriver (Hummingbird)", memory)]
+    let operations = 50_000
+    var results: [String: [Double]] = [:]
+    for round in 0..<rounds {
+        for offset in 0..<drivers.count {
+            let (name, driver) = drivers[(round + offset) % drivers.count]
+            var checksum = 0
+            let start = monotonicNanoseconds()
+            for index in 0..<operations {
+                checksum &+= try await driver.get(key: "session:\(index % 1_000)", as: Session.self)?.visits ?? 0
+            }
+            let elapsed = Double(monotonicNanoseconds() - start)
+            precondition(checksum == operations * 3, "every get is a hit")
+            results[name, default: []].append(elapsed / Double(operations))
+        }
+    }
+    print("PersistDriver get hit of a small Codable value, 1,000 keys, \(rounds) rounds interleaved; µs per get, medians (min … max)")
+    let floor = median(results[drivers[1].0]!)
+    for (name, _) in drivers {
+        let values = results[name]!
+        let mid = median(values)
+        print("\(name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%.2f", mid / 1000)) µs  (\(String(format: "%.2f", values.min()! / 1000)) … \(String(format: "%.2f", values.max()! / 1000)))  \(String(format: "%.2f", mid / floor))× MemoryPersistDriver")
+    }
+}
+
+/// Serves the 1 ms handler with and without the cache until interrupted.
+func serve() async throws {
+    let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+        try await Task.sleep(for: .milliseconds(1))
+        var headers = HTTPFields()
+        headers[.cacheControl] = "max-age=3600"
+        headers[.contentType] = "text/plain"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(repeating: 0x61, count: 1024)))
+    }
+    let router = Router()
+    router.get("/plain/report", use: handler)
+    router.group("/cached")
+        .add(middleware: HTTPCacheMiddleware(cache: try HTTPCache(configuration: .init(mode: .shared))))
+        .get("/report", use: handler)
+    let app = Application(
+        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            print("listening on 127.0.0.1:\(channel.localAddress?.port ?? 0)")
+            fflush(nil)
+        })
+    try await app.runService()
+}
+
+let arguments = CommandLine.arguments
+let rounds = arguments.firstIndex(of: "--rounds").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 11
+switch arguments.dropFirst().first {
+case "persist": try await persist(rounds: rounds)
+case "serve": try await serve()
+default:
+    print("usage: stash-hummingbird-bench persist [--rounds N] | serve")
+    exit(2)
+}
+#else
+print("stash-hummingbird-bench needs the Hummingbird trait")
+#endif

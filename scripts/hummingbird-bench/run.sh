@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Measures HTTPCacheMiddleware in a running Hummingbird app with wrk on 127.0.0.1: requests per
+# second and latency of a route whose handler takes 1 ms, without the cache and as a cache hit,
+# alternated in three pairs of runs (docs/benchmarks.md, "Hummingbird"). Then the PersistDriver
+# get hits (stash-hummingbird-bench persist).
+#
+#   scripts/hummingbird-bench/run.sh [SECONDS-PER-RUN]      (default 10; needs wrk: Debian's wrk)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+seconds="${1:-10}"
+command -v wrk >/dev/null 2>&1 || { echo "hummingbird-bench: wrk is missing (Debian: wrk)" >&2; exit 2; }
+(cd "$root" && swift build -c release --scratch-path .build-release --product stash-hummingbird-bench)
+bench="$root/.build-release/release/stash-hummingbird-bench"
+log="$(mktemp)"
+"$bench" serve >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+for _ in $(seq 1 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
+port="$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log")"
+[ -n "$port" ] || { echo "hummingbird-bench: the app did not start" >&2; cat "$log" >&2; exit 2; }
+curl -s -o /dev/null "http://127.0.0.1:$port/cached/report"   # store it
+for pair in 1 2 3; do
+    for path in plain cached; do
+        echo "=== pair $pair: /$path/report"
+        wrk -t2 -c32 -d"${seconds}s" --latency "http://127.0.0.1:$port/$path/report" | grep -E "Requests/sec|50%|99%"
+    done
+done
+"$bench" persist
