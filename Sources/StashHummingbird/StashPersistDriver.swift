@@ -9,6 +9,7 @@ import Stash
 ///
 /// ```swift
 /// let persist = try StashPersistDriver(memoryCountLimit: 100_000)            // memory only, bounded
+/// let redisTier = RedisCacheTier(client: redis, codec: StashPersistDriver.codec)
 /// let shared = StashPersistDriver(cache: try Cache(memory: MemoryCache(), disk: nil, remote: redisTier))
 /// var app = Application(router: router, services: [persist])                 // closed on shutdown
 /// try await persist.create(key: "session:42", value: session, expires: .seconds(3600))
@@ -32,7 +33,9 @@ import Stash
 /// - `remove(key:)` removes the key from every tier.
 ///
 /// Values are stored as JSON (`JSONEncoder`), with their expiry in a 9-byte header, so that the
-/// expiry travels with the value through every tier.
+/// expiry travels with the value through every tier (``Record``, ``codec``). The memory tier also
+/// keeps the Swift value itself, so that a `get` of the type that was set returns it without
+/// decoding; a value read from disk or Redis is decoded from its JSON.
 ///
 /// ## Lifecycle
 /// A `Service`: `run()` waits for graceful shutdown, then `shutdown()` flushes and closes the disk
@@ -42,7 +45,7 @@ import Stash
 /// Thread-safe: a value type over thread-safe parts; call it from any task.
 public struct StashPersistDriver: PersistDriver {
     /// The cache that holds the values, as records of the driver's format.
-    public let cache: Cache<Data>
+    public let cache: Cache<Record>
     /// The clock of expiries: a wall clock, since records on disk or in Redis outlive the process.
     let clock: any CacheClock
     /// Whether ``shutdown()`` closes the cache's disk tier (the driver made the cache).
@@ -52,13 +55,12 @@ public struct StashPersistDriver: PersistDriver {
     /// A driver on `cache`, which may have any tiers.
     ///
     /// - Parameters:
-    ///   - cache: The cache. Keys are the driver's keys as given; values are records of the
-    ///     driver's format (do not store other values under the same keys). Give a disk or Redis
-    ///     tier the `.data` codec.
+    ///   - cache: The cache. Keys are the driver's keys as given. Give its disk or Redis tier the
+    ///     driver's ``codec``.
     ///   - clock: The clock of expiries, read as nanoseconds since the Unix epoch. Defaults to
     ///     `WallClock()`; tests inject a `ManualClock` (the same one as the cache's tiers).
     /// - Complexity: O(1).
-    public init(cache: Cache<Data>, clock: any CacheClock = WallClock()) {
+    public init(cache: Cache<Record>, clock: any CacheClock = WallClock()) {
         self.cache = cache
         self.clock = clock
         ownsCache = false
@@ -69,8 +71,8 @@ public struct StashPersistDriver: PersistDriver {
     ///
     /// - Parameters:
     ///   - memoryCountLimit: The most values in memory. Strict. Defaults to 100 000.
-    ///   - memoryCostLimit: The most bytes of values in memory (their JSON and header). Strict.
-    ///     Defaults to 64 MiB.
+    ///   - memoryCostLimit: The most bytes of values in memory, counted as their JSON and header.
+    ///     Strict. Defaults to 64 MiB.
     ///   - directory: The disk tier's directory, or `nil` for memory only. Defaults to `nil`.
     ///   - diskSizeLimit: The most bytes on disk. Strict. Defaults to 1 GiB.
     ///   - logger: Where the cache reports background failures. Defaults to a logger labelled
@@ -84,12 +86,12 @@ public struct StashPersistDriver: PersistDriver {
         diskSizeLimit: Int = 1 << 30,
         logger: Logger = Logger(label: "Stash.StashPersistDriver")
     ) throws(StashError) {
-        let memory = MemoryCache<String, Data>(configuration: .init(
+        let memory = MemoryCache<String, Record>(configuration: .init(
             label: "StashPersistDriver", countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
         let disk = try directory.map { directory throws(StashError) in
-            try DiskCache<Data>(directory: directory, codec: .data, configuration: .init(sizeLimit: diskSizeLimit, logger: logger))
+            try DiskCache<Record>(directory: directory, codec: Self.codec, configuration: .init(sizeLimit: diskSizeLimit, logger: logger))
         }
-        cache = try Cache(memory: memory, disk: disk, cost: { value, _ in value.count }, logger: logger)
+        cache = try Cache(memory: memory, disk: disk, cost: { record, _ in Record.headerSize + record.json.count }, logger: logger)
         clock = WallClock()
         ownsCache = true
     }
@@ -99,8 +101,8 @@ public struct StashPersistDriver: PersistDriver {
     /// - Throws: `PersistError.duplicate` when it does; `StashError` when a tier fails
     ///   (`remoteFailed` when a remote tier cannot decide), or the value does not encode.
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
-        let record = try record(of: value, expiresAt: expiry(after: expires))
-        guard try await cache.insertValue(record.encoded, forKey: key, ttl: expires) else {
+        let record = Record(expiresAt: expiry(after: expires), json: try encode(value), object: value)
+        guard try await cache.insertValue(record, forKey: key, ttl: expires) else {
             throw PersistError.duplicate
         }
     }
@@ -110,17 +112,15 @@ public struct StashPersistDriver: PersistDriver {
     /// - Throws: `StashError` when a tier fails or the value does not encode.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let json = try encode(value)
-        if let expires {
-            try await setOrder.withLock(key) {
-                try await cache.setValue(PersistRecord(expiresAt: expiry(after: expires), json: json).encoded, forKey: key, ttl: expires)
-            }
-            return
-        }
         try await setOrder.withLock(key) {
-            // Keep the expiry of the live value, if any.
-            let kept = try await liveRecord(forKey: key)?.expiresAt
-            let ttl = kept.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
-            try await cache.setValue(PersistRecord(expiresAt: kept, json: json).encoded, forKey: key, ttl: ttl)
+            guard let expires else {
+                // Keep the expiry of the live value, if any.
+                let kept = try await liveRecord(forKey: key)?.expiresAt
+                let ttl = kept.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
+                try await cache.setValue(Record(expiresAt: kept, json: json, object: value), forKey: key, ttl: ttl)
+                return
+            }
+            try await cache.setValue(Record(expiresAt: expiry(after: expires), json: json, object: value), forKey: key, ttl: expires)
         }
     }
 
@@ -138,13 +138,13 @@ public struct StashPersistDriver: PersistDriver {
     /// - Throws: As ``get(key:as:)``.
     public func getWithTTL<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> (object: Object, ttl: Duration?)? {
         guard let record = try await liveRecord(forKey: key) else { return nil }
-        let object: Object
+        let ttl = record.expiresAt.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
+        if let object = record.object as? Object { return (object, ttl) }
         do {
-            object = try JSONDecoder().decode(Object.self, from: record.json)
+            return (try JSONDecoder().decode(Object.self, from: record.json), ttl)
         } catch {
             throw PersistError.invalidConversion
         }
-        return (object, record.expiresAt.map { .nanoseconds($0 - clock.nanosecondsNow) })
     }
 
     /// Removes `key` from every tier.
@@ -164,11 +164,8 @@ public struct StashPersistDriver: PersistDriver {
     // MARK: - Records
 
     /// The live record under `key`: `nil` when missing or expired.
-    ///
-    /// - Throws: `PersistError.invalidConversion` when the stored bytes are not a record.
-    private func liveRecord(forKey key: String) async throws -> PersistRecord? {
-        guard let bytes = try await cache.value(forKey: key) else { return nil }
-        guard let record = PersistRecord(decoding: bytes) else { throw PersistError.invalidConversion }
+    private func liveRecord(forKey key: String) async throws -> Record? {
+        guard let record = try await cache.value(forKey: key) else { return nil }
         if let expiresAt = record.expiresAt, expiresAt <= clock.nanosecondsNow { return nil }
         return record
     }
@@ -176,10 +173,6 @@ public struct StashPersistDriver: PersistDriver {
     /// The wall-clock time `duration` from now, in nanoseconds; `nil` for no expiry.
     private func expiry(after duration: Duration?) -> Int64? {
         duration.map { clock.nanosecondsNow.addingReportingOverflow($0.nanosecondsClamped).partialValue }
-    }
-
-    private func record<Object: Encodable>(of value: Object, expiresAt: Int64?) throws -> PersistRecord {
-        PersistRecord(expiresAt: expiresAt, json: try encode(value))
     }
 
     private func encode<Object: Encodable>(_ value: Object) throws -> Data {

@@ -14,8 +14,8 @@ import Testing
 
     /// A driver on memory + disk, both on `clock`.
     static func driver(_ directory: TemporaryDirectory, clock: ManualClock) throws -> StashPersistDriver {
-        let memory = MemoryCache<String, Data>(configuration: .init(countLimit: 1000, clock: clock))
-        let disk = try DiskCache<Data>(directory: directory.path, codec: .data, configuration: .init(clock: clock))
+        let memory = MemoryCache<String, StashPersistDriver.Record>(configuration: .init(countLimit: 1000, clock: clock))
+        let disk = try DiskCache(directory: directory.path, codec: StashPersistDriver.codec, configuration: .init(clock: clock))
         return StashPersistDriver(cache: try Cache(memory: memory, disk: disk), clock: clock)
     }
 
@@ -93,6 +93,14 @@ import Testing
                 _ = try await driver.get(key: "session", as: Int.self)
             }
             #expect(try await driver.get(key: "missing", as: Int.self) == nil)
+
+            // From disk (memory dropped it): decoded from its JSON, with the same rules.
+            driver.cache.memory?.removeValue(forKey: "session")
+            #expect(try await driver.get(key: "session", as: Session.self) == Session(user: "ada", visits: 3))
+            driver.cache.memory?.removeValue(forKey: "session")
+            await #expect(throws: PersistError.invalidConversion) {
+                _ = try await driver.get(key: "session", as: Int.self)
+            }
         }
     }
 
