@@ -9,8 +9,9 @@
 //
 // persist: a get hit of a small Codable value through StashPersistDriver (memory only, bounded)
 // and through Hummingbird's MemoryPersistDriver (unbounded), interleaved rounds, medians.
-// serve: an app on 127.0.0.1 with one handler that takes 1 ms, at /plain/ without a cache and at
-// /cached/ behind HTTPCacheMiddleware (its response says max-age=3600); prints its port.
+// serve: an app on 127.0.0.1 with one handler that takes 1 ms (it sleeps: an I/O wait), at /plain/
+// without a cache and at /cached/ behind HTTPCacheMiddleware (its response says max-age=3600), and
+// /plain/instant answering the same 1 KB at once (the framework's floor); prints its port.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -83,13 +84,19 @@ func serve() async throws {
     }
     let router = Router()
     router.get("/plain/report", use: handler)
+    // The same response at once: the framework's own floor, beside which a cache hit is measured.
+    router.get("/plain/instant") { _, _ in
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(repeating: 0x61, count: 1024)))
+    }
     router.group("/cached")
         .add(middleware: HTTPCacheMiddleware(cache: try HTTPCache(configuration: .init(mode: .shared))))
         .get("/report", use: handler)
     let app = Application(
         router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
         onServerRunning: { channel in
-            print("listening on 127.0.0.1:\(channel.localAddress?.port ?? 0)")
+            print("stash-hummingbird-bench serving on 127.0.0.1:\(channel.localAddress?.port ?? 0)")
             fflush(nil)
         })
     try await app.runService()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures HTTPCacheMiddleware in a running Hummingbird app with wrk on 127.0.0.1: requests per
 # second and latency of a route whose handler takes 1 ms, without the cache and as a cache hit,
-# alternated in three pairs of runs (docs/benchmarks.md, "Hummingbird"). Then the PersistDriver
+# beside a route that answers at once, alternated in three rounds at 32 and at 1 connection (docs/benchmarks.md, "Hummingbird"). Then the PersistDriver
 # get hits (stash-hummingbird-bench persist).
 #
 #   scripts/hummingbird-bench/run.sh [SECONDS-PER-RUN]      (default 10; needs wrk: Debian's wrk)
@@ -15,14 +15,17 @@ log="$(mktemp)"
 "$bench" serve >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
-for _ in $(seq 1 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
-port="$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log")"
+for _ in $(seq 1 100); do grep -q "bench serving on" "$log" && break; sleep 0.1; done
+port="$(sed -n 's/.*bench serving on 127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head -1)"
 [ -n "$port" ] || { echo "hummingbird-bench: the app did not start" >&2; cat "$log" >&2; exit 2; }
 curl -s -o /dev/null "http://127.0.0.1:$port/cached/report"   # store it
-for pair in 1 2 3; do
-    for path in plain cached; do
-        echo "=== pair $pair: /$path/report"
-        wrk -t2 -c32 -d"${seconds}s" --latency "http://127.0.0.1:$port/$path/report" | grep -E "Requests/sec|50%|99%"
+# 32 connections (the 1 ms handler's waits overlap), then 1 connection (they do not).
+for connections in 32 1; do
+    for pair in 1 2 3; do
+        for path in plain/report cached/report plain/instant; do
+            echo "=== $connections connections, pair $pair: /$path"
+            wrk -t1 -c"$connections" -d"${seconds}s" --latency "http://127.0.0.1:$port/$path" | grep -E "Requests/sec|  50%|  99%"
+        done
     done
 done
 "$bench" persist
