@@ -21,6 +21,13 @@ import Testing
         return try HTTPCache(configuration: configuration)
     }
 
+    /// A router whose routes are behind the middleware, on a shared cache on `clock`.
+    static func cachedRouter(_ clock: ManualClock) throws -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: HTTPCacheMiddleware(cache: try cache(clock)))
+        return router
+    }
+
     static func app(_ router: Router<BasicRequestContext>) -> some ApplicationProtocol {
         Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
@@ -35,8 +42,7 @@ import Testing
     @Test func aFreshResponseIsServedWithoutRunningTheRoute() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        let router = try Self.cachedRouter(clock)
         router.get("/report") { request, _ in
             let count = runs.withLock { $0 += 1; return $0 }
             return Self.response("report \(count) for \(request.uri.query ?? "")", [.cacheControl: "max-age=60"])
@@ -62,8 +68,7 @@ import Testing
     @Test func conditionalRequestsAndRevalidationUseTheETag() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue<[String?]>([])
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        let router = try Self.cachedRouter(clock)
         router.get("/doc") { request, _ in
             let condition = request.headers[.ifNoneMatch]
             runs.withLock { $0.append(condition) }
@@ -129,8 +134,7 @@ import Testing
     @Test func aFailingRouteIsCoveredByStaleIfError() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let failing = LockedValue(false)
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        let router = try Self.cachedRouter(clock)
         router.get("/data/:name") { _, context in
             if failing.withLock({ $0 }) { throw HTTPError(.serviceUnavailable) }
             let name = try context.parameters.require("name")
@@ -152,8 +156,7 @@ import Testing
     @Test func anUnsafeMethodRunsTheRouteAndInvalidatesTheURL() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let version = LockedValue(1)
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        let router = try Self.cachedRouter(clock)
         router.get("/item") { _, _ in Self.response("v\(version.withLock { $0 })", [.cacheControl: "max-age=600"]) }
         router.put("/item") { _, _ in
             version.withLock { $0 += 1 }
@@ -172,8 +175,7 @@ import Testing
     @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        let router = try Self.cachedRouter(clock)
         router.get("/greeting") { request, _ in
             runs.withLock { $0 += 1 }
             let french = request.headers[.acceptLanguage] == "fr"
@@ -200,8 +202,7 @@ import Testing
             return Self.response("v\(current)", [.cacheControl: "max-age=1, stale-while-revalidate=600"])
         }
         // The middleware.
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        let router = try Self.cachedRouter(clock)
         router.get("/swr", use: route)
         try await Self.app(router).test(.live) { client in
             _ = try await client.execute(uri: "/swr", method: .get)
