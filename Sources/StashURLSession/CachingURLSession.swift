@@ -105,6 +105,9 @@ public final class CachingURLSession: Sendable {
     ///   the origin's failure (`.cannotConnectToHost`, `.timedOut`, `.networkConnectionLost`, ...)
     ///   when no stale response may be served instead (`stale-if-error`). A response cut short is
     ///   never stored.
+    /// - Complexity: A fresh memory hit is O(fields + body) (the body is copied into `Data`) and
+    ///   does not suspend for I/O; a miss waits for the origin and reads the body whole. Never
+    ///   blocks a thread. Thread-safe.
     public func data(for request: URLRequest, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (Data, URLResponse) {
         let (data, response, _) = try await dataWithOutcome(for: request, delegate: delegate)
         return (data, response)
