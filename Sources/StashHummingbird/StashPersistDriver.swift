@@ -50,7 +50,9 @@ public struct StashPersistDriver: PersistDriver {
     let clock: any CacheClock
     /// Whether ``shutdown()`` closes the cache's disk tier (the driver made the cache).
     let ownsCache: Bool
-    let setOrder = KeyedAsyncLock()
+    /// Orders the sets of one key in this process, so that a set keeping the expiry reads and
+    /// writes without another set of the key in between.
+    let setOrder = RemoteWriteOrder()
 
     /// A driver on `cache`, which may have any tiers.
     ///
@@ -116,16 +118,17 @@ public struct StashPersistDriver: PersistDriver {
     ///   a read first. Sets of one key in this process wait for each other; other keys do not.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let json = try encode(value)
-        try await setOrder.withLock(key) {
-            guard let expires else {
-                // Keep the expiry of the live value, if any.
-                let kept = try await liveRecord(forKey: key)?.expiresAt
-                let ttl = kept.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
-                try await cache.setValue(Record(expiresAt: kept, json: json, object: value), forKey: key, ttl: ttl)
-                return
-            }
-            try await cache.setValue(Record(expiresAt: expiry(after: expires), json: json, object: value), forKey: key, ttl: expires)
+        let turn = setOrder.enqueue(key)
+        await setOrder.waitForTurn(turn)
+        defer { setOrder.finish(turn) }
+        guard let expires else {
+            // Keep the expiry of the live value, if any.
+            let kept = try await liveRecord(forKey: key)?.expiresAt
+            let ttl = kept.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
+            try await cache.setValue(Record(expiresAt: kept, json: json, object: value), forKey: key, ttl: ttl)
+            return
         }
+        try await cache.setValue(Record(expiresAt: expiry(after: expires), json: json, object: value), forKey: key, ttl: expires)
     }
 
     /// The value under `key`, or `nil` when there is none or it expired.

@@ -7,10 +7,13 @@
 /// the key has called ``finish(_:)``. Changes of different keys never wait for
 /// each other. A key with no change in flight takes no memory.
 ///
+/// Also `package`: StashHummingbird's persist driver orders its read-then-write `set`s of one
+/// key with it.
+///
 /// Thread-safety: all state is behind one lock; waiting suspends, never blocks.
-final class RemoteWriteOrder: Sendable {
+package final class RemoteWriteOrder: Sendable {
     /// One change's place in its key's queue.
-    struct Ticket: Sendable {
+    package struct Ticket: Sendable {
         let key: String
         let number: UInt64
     }
@@ -23,10 +26,12 @@ final class RemoteWriteOrder: Sendable {
 
     private let queues = LockedValue<[String: Queue]>([:])
 
+    package init() {}
+
     /// Takes the next ticket for `key`. Call with `key`'s stripe lock held.
     ///
     /// - Complexity: O(1) amortized.
-    func enqueue(_ key: String) -> Ticket {
+    package func enqueue(_ key: String) -> Ticket {
         queues.withLock { queues in
             let number = queues[key]?.nextNumber ?? 0
             queues[key, default: Queue()].nextNumber = number + 1
@@ -35,7 +40,7 @@ final class RemoteWriteOrder: Sendable {
     }
 
     /// Returns once every earlier ticket of the same key has finished.
-    func waitForTurn(_ ticket: Ticket) async {
+    package func waitForTurn(_ ticket: Ticket) async {
         if queues.withLock({ $0[ticket.key]?.serving == ticket.number }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now: Bool = queues.withLock { queues in
@@ -48,7 +53,7 @@ final class RemoteWriteOrder: Sendable {
     }
 
     /// Ends `ticket`'s turn and lets the next ticket of its key go.
-    func finish(_ ticket: Ticket) {
+    package func finish(_ ticket: Ticket) {
         let next: CheckedContinuation<Void, Never>? = queues.withLock { queues in
             guard var queue = queues[ticket.key] else { return nil }
             queue.serving += 1
