@@ -26,10 +26,10 @@ enum CachingResponse {
         // A server's request has no scheme (HTTP/1.1 puts its Host field in the authority): the key needs both.
         if head.scheme == nil { head.scheme = "http" }
         if head.authority == nil { head.authority = "localhost" }
-        // The route may run twice for a GET or HEAD (a background revalidation after the answer),
-        // and a request's streamed body can be read once: read it here (such bodies are rare and
-        // small). An unsafe method's route runs once, with the body as it streams.
-        let body = head.method == .get || head.method == .head
+        // With background revalidation the route may run twice for a GET or HEAD (once more after
+        // the answer), and a request's streamed body can be read once: read it here (such bodies
+        // are rare and small). Otherwise the route runs at most once, with the body as it streams.
+        let body = revalidatesInBackground && (head.method == .get || head.method == .head)
             ? RequestBody(buffer: try await request.body.collect(upTo: Self.maximumBodyOfCachedMethods))
             : request.body
         let answer = try await cache.responseWithCacheStatus(
