@@ -24,8 +24,8 @@ let logger = Logger(label: "example")
 // Sessions: memory in front of Redis, so every server of the fleet sees every session, and a
 // `create` is decided once for the whole fleet (Redis SET NX).
 let redis = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: 6379))
-let sessionTier = RedisCacheTier(client: redis, codec: StashPersistDriver.codec, configuration: .init(keyPrefix: "example:sessions:"))
-let sessions = try Cache<StashPersistDriver.Record>(
+let sessionTier = RedisCacheTier(client: redis, codec: .jsonRecord, configuration: .init(keyPrefix: "example:sessions:"))
+let sessions = try Cache<JSONRecord>(
     memory: MemoryCache(configuration: .init(countLimit: 100_000)), disk: nil, remote: sessionTier, logger: logger)
 let persist = StashPersistDriver(cache: sessions)
 

@@ -9,7 +9,7 @@ import Stash
 ///
 /// ```swift
 /// let persist = try StashPersistDriver(memoryCountLimit: 100_000)            // memory only, bounded
-/// let redisTier = RedisCacheTier(client: redis, codec: StashPersistDriver.codec)
+/// let redisTier = RedisCacheTier(client: redis, codec: .jsonRecord)
 /// let shared = StashPersistDriver(cache: try Cache(memory: MemoryCache(), disk: nil, remote: redisTier))
 /// var app = Application(router: router, services: [persist])                 // closed on shutdown
 /// try await persist.create(key: "session:42", value: session, expires: .seconds(3600))
@@ -32,10 +32,11 @@ import Stash
 /// - `getWithTTL(key:as:)` also returns the time left before expiry (`nil`: none).
 /// - `remove(key:)` removes the key from every tier.
 ///
-/// Values are stored as JSON (`JSONEncoder`), with their expiry in a 9-byte header, so that the
-/// expiry travels with the value through every tier (``Record``, ``codec``). The memory tier also
-/// keeps the Swift value itself, so that a `get` of the type that was set returns it without
-/// decoding; a value read from disk or Redis is decoded from its JSON.
+/// Values are stored as `JSONRecord`s: JSON (`JSONEncoder`) with their expiry in a 9-byte header,
+/// so that the expiry travels with the value through every tier (give the disk and Redis tiers
+/// `DiskCodec.jsonRecord`). The memory tier also keeps the Swift value itself, so that a `get` of
+/// the type that was set returns it without decoding; a value read from disk or Redis is decoded
+/// from its JSON.
 ///
 /// ## Lifecycle
 /// A `Service`: `run()` waits for graceful shutdown, then `shutdown()` flushes and closes the disk
@@ -45,7 +46,7 @@ import Stash
 /// Thread-safe: a value type over thread-safe parts; call it from any task.
 public struct StashPersistDriver: PersistDriver {
     /// The cache that holds the values, as records of the driver's format.
-    public let cache: Cache<Record>
+    public let cache: Cache<JSONRecord>
     /// The clock of expiries: a wall clock, since records on disk or in Redis outlive the process.
     let clock: any CacheClock
     /// Whether ``shutdown()`` closes the cache's disk tier (the driver made the cache).
@@ -57,12 +58,12 @@ public struct StashPersistDriver: PersistDriver {
     /// A driver on `cache`, which may have any tiers.
     ///
     /// - Parameters:
-    ///   - cache: The cache. Keys are the driver's keys as given. Give its disk or Redis tier the
-    ///     driver's ``codec``.
+    ///   - cache: The cache. Keys are the driver's keys as given. Give its disk or Redis tier
+    ///     `DiskCodec.jsonRecord`.
     ///   - clock: The clock of expiries, read as nanoseconds since the Unix epoch. Defaults to
     ///     `WallClock()`; tests inject a `ManualClock` (the same one as the cache's tiers).
     /// - Complexity: O(1).
-    public init(cache: Cache<Record>, clock: any CacheClock = WallClock()) {
+    public init(cache: Cache<JSONRecord>, clock: any CacheClock = WallClock()) {
         self.cache = cache
         self.clock = clock
         ownsCache = false
@@ -88,12 +89,12 @@ public struct StashPersistDriver: PersistDriver {
         diskSizeLimit: Int = 1 << 30,
         logger: Logger = Logger(label: "Stash.StashPersistDriver")
     ) throws(StashError) {
-        let memory = MemoryCache<String, Record>(configuration: .init(
+        let memory = MemoryCache<String, JSONRecord>(configuration: .init(
             label: "StashPersistDriver", countLimit: memoryCountLimit, costLimit: memoryCostLimit, logger: logger))
         let disk = try directory.map { directory throws(StashError) in
-            try DiskCache<Record>(directory: directory, codec: Self.codec, configuration: .init(sizeLimit: diskSizeLimit, logger: logger))
+            try DiskCache<JSONRecord>(directory: directory, codec: .jsonRecord, configuration: .init(sizeLimit: diskSizeLimit, logger: logger))
         }
-        cache = try Cache(memory: memory, disk: disk, cost: { record, _ in Record.headerSize + record.json.count }, logger: logger)
+        cache = try Cache(memory: memory, disk: disk, cost: { record, _ in record.byteCount }, logger: logger)
         clock = WallClock()
         ownsCache = true
     }
@@ -105,7 +106,7 @@ public struct StashPersistDriver: PersistDriver {
     /// - Complexity: The value's JSON encoding, plus `Cache.insertValue(_:forKey:ttl:)`: O(1) in
     ///   memory, a disk transaction, one Redis round trip with a Redis tier.
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
-        let record = Record(expiresAt: expiry(after: expires), json: try encode(value), object: value)
+        let record = try JSONRecord(value, expiresAt: expiry(after: expires))
         guard try await cache.insertValue(record, forKey: key, ttl: expires) else {
             throw PersistError.duplicate
         }
@@ -117,18 +118,17 @@ public struct StashPersistDriver: PersistDriver {
     /// - Complexity: The value's JSON encoding and one write to every tier; with `expires: nil`,
     ///   a read first. Sets of one key in this process wait for each other; other keys do not.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
-        let json = try encode(value)
         let turn = setOrder.enqueue(key)
         await setOrder.waitForTurn(turn)
         defer { setOrder.finish(turn) }
         guard let expires else {
             // Keep the expiry of the live value, if any.
             let kept = try await liveRecord(forKey: key)?.expiresAt
-            let ttl = kept.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
-            try await cache.setValue(Record(expiresAt: kept, json: json, object: value), forKey: key, ttl: ttl)
+            let record = try JSONRecord(value, expiresAt: kept)
+            try await cache.setValue(record, forKey: key, ttl: record.timeToLive(at: clock.nanosecondsNow))
             return
         }
-        try await cache.setValue(Record(expiresAt: expiry(after: expires), json: json, object: value), forKey: key, ttl: expires)
+        try await cache.setValue(try JSONRecord(value, expiresAt: expiry(after: expires)), forKey: key, ttl: expires)
     }
 
     /// The value under `key`, or `nil` when there is none or it expired.
@@ -147,13 +147,8 @@ public struct StashPersistDriver: PersistDriver {
     /// - Throws: As ``get(key:as:)``.
     public func getWithTTL<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> (object: Object, ttl: Duration?)? {
         guard let record = try await liveRecord(forKey: key) else { return nil }
-        let ttl = record.expiresAt.map { Duration.nanoseconds($0 - clock.nanosecondsNow) }
-        if let object = record.object as? Object { return (object, ttl) }
-        do {
-            return (try JSONDecoder().decode(Object.self, from: record.json), ttl)
-        } catch {
-            throw PersistError.invalidConversion
-        }
+        guard let object = record.value(as: Object.self) else { throw PersistError.invalidConversion }
+        return (object, record.timeToLive(at: clock.nanosecondsNow))
     }
 
     /// Removes `key` from every tier.
@@ -173,23 +168,14 @@ public struct StashPersistDriver: PersistDriver {
     // MARK: - Records
 
     /// The live record under `key`: `nil` when missing or expired.
-    private func liveRecord(forKey key: String) async throws -> Record? {
-        guard let record = try await cache.value(forKey: key) else { return nil }
-        if let expiresAt = record.expiresAt, expiresAt <= clock.nanosecondsNow { return nil }
+    private func liveRecord(forKey key: String) async throws -> JSONRecord? {
+        guard let record = try await cache.value(forKey: key), record.isLive(at: clock.nanosecondsNow) else { return nil }
         return record
     }
 
     /// The wall-clock time `duration` from now, in nanoseconds; `nil` for no expiry.
     private func expiry(after duration: Duration?) -> Int64? {
-        duration.map { clock.nanosecondsNow.addingReportingOverflow($0.nanosecondsClamped).partialValue }
-    }
-
-    private func encode<Object: Encodable>(_ value: Object) throws -> Data {
-        do {
-            return try JSONEncoder().encode(value)
-        } catch {
-            throw StashError(.encodingFailed, "the value for the persist driver could not be encoded as JSON", cause: error)
-        }
+        JSONRecord.expiry(after: duration, now: clock.nanosecondsNow)
     }
 }
 #endif  // Hummingbird

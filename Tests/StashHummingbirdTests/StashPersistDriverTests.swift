@@ -14,8 +14,8 @@ import Testing
 
     /// A driver on memory + disk, both on `clock`.
     static func driver(_ directory: TemporaryDirectory, clock: ManualClock) throws -> StashPersistDriver {
-        let memory = MemoryCache<String, StashPersistDriver.Record>(configuration: .init(countLimit: 1000, clock: clock))
-        let disk = try DiskCache(directory: directory.path, codec: StashPersistDriver.codec, configuration: .init(clock: clock))
+        let memory = MemoryCache<String, JSONRecord>(configuration: .init(countLimit: 1000, clock: clock))
+        let disk = try DiskCache(directory: directory.path, codec: .jsonRecord, configuration: .init(clock: clock))
         return StashPersistDriver(cache: try Cache(memory: memory, disk: disk), clock: clock)
     }
 
