@@ -7,7 +7,8 @@ import PackageDescription
 // - `AsyncHTTPClient`: the `StashAsyncHTTPClient` product and the `stash-proxy` executable
 //   (AsyncHTTPClient, SwiftNIO);
 // - `Hummingbird`: the `StashHummingbird` product (Hummingbird 2, swift-service-lifecycle);
-// - `OpenAPI`: the `StashOpenAPI` product (swift-openapi-runtime, no SwiftNIO).
+// - `OpenAPI`: the `StashOpenAPI` product (swift-openapi-runtime, no SwiftNIO);
+// - `Vapor`: the `StashVapor` product (Vapor 4).
 //
 // All are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
 // repository build and test everything. A package that uses only `Stash`, `StashHTTP`,
@@ -29,6 +30,7 @@ let redis: Set<String> = ["Redis"]
 let httpClient: Set<String> = ["AsyncHTTPClient"]
 let hummingbird: Set<String> = ["Hummingbird"]
 let openAPI: Set<String> = ["OpenAPI"]
+let vapor: Set<String> = ["Vapor"]
 
 let package = Package(
     name: "Stash",
@@ -48,6 +50,8 @@ let package = Package(
         .library(name: "StashHummingbird", targets: ["StashHummingbird"]),
         // Empty without the `OpenAPI` trait.
         .library(name: "StashOpenAPI", targets: ["StashOpenAPI"]),
+        // Empty without the `Vapor` trait.
+        .library(name: "StashVapor", targets: ["StashVapor"]),
     ],
     traits: [
         .trait(
@@ -66,7 +70,11 @@ let package = Package(
             name: "OpenAPI",
             description: "The StashOpenAPI product: a swift-openapi-runtime ClientMiddleware on an HTTPCache (no SwiftNIO)."
         ),
-        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird", "OpenAPI"]),
+        .trait(
+            name: "Vapor",
+            description: "The StashVapor product: a Vapor 4 Cache driver and an HTTP response-cache middleware."
+        ),
+        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird", "OpenAPI", "Vapor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -80,6 +88,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
     ],
     targets: [
         // SQLite from the system: Debian's libsqlite3-dev on Linux, the SDK on Apple platforms.
@@ -354,6 +363,35 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: hummingbird)),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 nio("NIOCore", when: hummingbird),
+            ]
+        ),
+
+        // --- Trait `Vapor` ---------------------------------------------------------------
+        // Stash in a Vapor 4 server: a Cache driver on a Stash Cache, and a response-cache
+        // middleware on an HTTPCache.
+        .target(
+            name: "StashVapor",
+            dependencies: [
+                "Stash",
+                "StashHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The driver and the middleware in running Vapor apps on 127.0.0.1 (requests sent with
+        // AsyncHTTPClient, which Vapor depends on).
+        .testTarget(
+            name: "StashVaporTests",
+            dependencies: [
+                "StashVapor",
+                "Stash",
+                "StashHTTP",
+                "StashTestSupport",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: vapor)),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                nio("NIOCore", when: vapor),
             ]
         ),
     ],

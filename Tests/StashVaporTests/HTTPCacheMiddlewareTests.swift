@@ -1,0 +1,239 @@
+#if Vapor
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Stash
+import StashHTTP
+import StashTestSupport
+import StashVapor
+import Testing
+import Vapor
+
+/// StashVapor's `HTTPCacheMiddleware` in running Vapor apps on 127.0.0.1: each test counts how
+/// often its route runs. The caches run on a manual clock: no test waits for time.
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheMiddlewareTests {
+    /// A shared cache on a manual clock.
+    static func cache(_ clock: ManualClock) throws -> HTTPCache {
+        var configuration = HTTPCache.Configuration(mode: .shared)
+        configuration.clock = clock
+        return try HTTPCache(configuration: configuration)
+    }
+
+    /// A response with `fields` and `body`.
+    static func response(_ body: String, _ fields: [HTTPHeaders.Name: String], status: HTTPResponseStatus = .ok) -> Response {
+        var headers = HTTPHeaders()
+        for (name, value) in fields { headers.replaceOrAdd(name: name, value: value) }
+        return Response(status: status, headers: headers, body: .init(string: body))
+    }
+
+    @Test func aFreshResponseIsServedWithoutRunningTheRoute() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let runs = LockedValue(0)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("report") { request in
+                let count = runs.withLock { $0 += 1; return $0 }
+                return Self.response("report \(count) for \(request.url.query ?? "")", [.cacheControl: "max-age=60"])
+            }
+        }) { app in
+            let first = try await app.send(.GET, "/report?q=1")
+            clock.advance(by: .seconds(5))
+            let second = try await app.send(.GET, "/report?q=1")
+            let other = try await app.send(.GET, "/report?q=2")
+
+            #expect(first.body == "report 1 for q=1")
+            #expect(first.cacheStatus == "Stash; fwd=uri-miss")
+            #expect(second.body == "report 1 for q=1")
+            #expect(second.cacheStatus == "Stash; hit")
+            #expect(second.headers.first(name: .age) == "5")
+            #expect(other.body == "report 2 for q=2")
+        }
+        #expect(runs.withLock { $0 } == 2)
+    }
+
+    /// A conditional request that the stored response satisfies is a 304, without the route; a
+    /// stale response is revalidated with the route, which sees the validator and answers 304.
+    @Test func conditionalRequestsAndRevalidationUseTheETag() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let runs = LockedValue<[String?]>([])
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("doc") { request in
+                let condition = request.headers.first(name: .ifNoneMatch)
+                runs.withLock { $0.append(condition) }
+                if condition == "\"v1\"" { return Self.response("", [.eTag: "\"v1\"", .cacheControl: "max-age=10"], status: .notModified) }
+                return Self.response("document", [.eTag: "\"v1\"", .cacheControl: "max-age=10"])
+            }
+        }) { app in
+            _ = try await app.send(.GET, "/doc")
+            let notModified = try await app.send(.GET, "/doc", headers: ["If-None-Match": "\"v1\""])
+            #expect(notModified.status == .notModified)
+            #expect(notModified.body.isEmpty)
+            clock.advance(by: .seconds(11))
+            let revalidated = try await app.send(.GET, "/doc")
+            #expect(revalidated.status == .ok)
+            #expect(revalidated.body == "document")
+            #expect(revalidated.cacheStatus == "Stash; fwd=stale; fwd-status=304")
+        }
+        #expect(runs.withLock { $0 } == [nil, "\"v1\""])
+    }
+
+    /// 20 concurrent requests for one URL on separate connections run the route once.
+    @Test func concurrentMissesRunTheRouteOnce() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let runs = LockedValue(0)
+        let arrived = LockedValue(0)
+        let release = AsyncStream<Void>.makeStream()
+        try await withRunningApp(configure: { app in
+            app.middleware.use(CountingMiddleware(count: arrived))  // outermost: sees every request
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("slow") { _ async -> Response in
+                runs.withLock { $0 += 1 }
+                for await _ in release.stream {}  // held until every request has arrived
+                return Self.response("slow", [.cacheControl: "max-age=60"])
+            }
+        }) { app in
+            // One connection per request (AsyncHTTPClient's default pool has 8 per host).
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 20
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await app.send(.GET, "/slow", client: client).body }
+                }
+                // Every request reached the app, and one runs the route: let it answer.
+                try await yield(until: { arrived.withLock { $0 } == 20 && runs.withLock { $0 } >= 1 }, onTimeout: release.continuation.finish)
+                release.continuation.finish()
+                var bodies: [String] = []
+                for try await body in group { bodies.append(body) }
+                return bodies
+            }
+            #expect(bodies == Array(repeating: "slow", count: 20))
+        }
+        #expect(runs.withLock { $0 } == 1)
+    }
+
+    /// Within `stale-while-revalidate`, the stored response is served at once and the route runs
+    /// in the background (Vapor's `next` may run after the answer), with the route's parameters.
+    @Test func staleWhileRevalidateServesStaleAndRunsTheRouteInTheBackground() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let versions = LockedValue<[String]>([])
+        let cache = try Self.cache(clock)
+        try await withRunningApp(configure: { app in
+            app.grouped(HTTPCacheMiddleware(cache: cache)).get("swr", ":name") { request in
+                let name = try request.parameters.require("name")
+                let current = versions.withLock { $0.append(name); return $0.count }
+                return Self.response("\(name) v\(current)", [.cacheControl: "max-age=1, stale-while-revalidate=600"])
+            }
+        }) { app in
+            _ = try await app.send(.GET, "/swr/a")
+            clock.advance(by: .seconds(5))
+            let stale = try await app.send(.GET, "/swr/a")
+            #expect(stale.body == "a v1")
+            #expect(stale.cacheStatus == "Stash; hit; detail=stale")
+            await cache.close()  // waits for the background revalidation
+        }
+        #expect(versions.withLock { $0 } == ["a", "a"])
+    }
+
+    /// A route that throws after its response went stale: the stored response is served within
+    /// `stale-if-error`; without it, the error is the answer.
+    @Test func aFailingRouteIsCoveredByStaleIfError() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let failing = LockedValue(false)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("data", ":name") { request in
+                if failing.withLock({ $0 }) { throw Abort(.serviceUnavailable) }
+                let name = try request.parameters.require("name")
+                return Self.response("data", [.cacheControl: name == "covered" ? "max-age=1, stale-if-error=600" : "max-age=1"])
+            }
+        }) { app in
+            _ = try await app.send(.GET, "/data/covered")
+            _ = try await app.send(.GET, "/data/bare")
+            failing.withLock { $0 = true }
+            clock.advance(by: .seconds(10))
+            let covered = try await app.send(.GET, "/data/covered")
+            let bare = try await app.send(.GET, "/data/bare")
+            #expect(covered.status == .ok)
+            #expect(covered.body == "data")
+            #expect(bare.status == .serviceUnavailable)
+        }
+    }
+
+    @Test func anUnsafeMethodRunsTheRouteWithItsBodyAndInvalidatesTheURL() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let version = LockedValue("v1")
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("item") { _ in Self.response(version.withLock { $0 }, [.cacheControl: "max-age=600"]) }
+            app.put("item") { request in
+                let body = request.body.string ?? ""
+                version.withLock { $0 = body }
+                return Self.response("updated", [:])
+            }
+        }) { app in
+            let before = try await app.send(.GET, "/item")
+            let put = try await app.send(.PUT, "/item", body: "v2")
+            let after = try await app.send(.GET, "/item")
+            #expect(before.body == "v1")
+            #expect(put.cacheStatus == "Stash; fwd=bypass")
+            #expect(after.body == "v2")
+        }
+    }
+
+    @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let runs = LockedValue(0)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("greeting") { request in
+                runs.withLock { $0 += 1 }
+                let french = request.headers.first(name: .acceptLanguage) == "fr"
+                return Self.response(french ? "bonjour" : "hello", [.cacheControl: "max-age=60", .vary: "Accept-Language"])
+            }
+        }) { app in
+            var bodies: [String] = []
+            for language in ["en", "fr", "en", "fr"] {
+                bodies.append(try await app.send(.GET, "/greeting", headers: ["Accept-Language": language]).body)
+            }
+            #expect(bodies == ["hello", "bonjour", "hello", "bonjour"])
+        }
+        #expect(runs.withLock { $0 } == 2)
+    }
+
+    /// A streamed body (Vapor's `asyncStream`) is collected, stored and served whole.
+    @Test func aStreamedBodyIsStoredAndServed() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let runs = LockedValue(0)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("stream") { _ -> Response in
+                runs.withLock { $0 += 1 }
+                let response = Response(body: .init(managedAsyncStream: { writer in
+                    for chunk in ["one ", "two ", "three"] { try await writer.writeBuffer(ByteBuffer(string: chunk)) }
+                }))
+                response.headers.replaceOrAdd(name: .cacheControl, value: "max-age=60")
+                return response
+            }
+        }) { app in
+            #expect(try await app.send(.GET, "/stream").body == "one two three")
+            let hit = try await app.send(.GET, "/stream")
+            #expect(hit.body == "one two three")
+            #expect(hit.cacheStatus == "Stash; hit")
+        }
+        #expect(runs.withLock { $0 } == 1)
+    }
+}
+
+/// Counts the requests that reach it.
+struct CountingMiddleware: AsyncMiddleware {
+    let count: LockedValue<Int>
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        count.withLock { $0 += 1 }
+        return try await next.respond(to: request)
+    }
+}
+#endif  // Vapor
