@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Four package traits put the integrations behind a switch (docs/development.md):
+// Five package traits put the integrations behind a switch (docs/development.md):
 //
 // - `Redis`: the `StashRedis` product (a RESP client on SwiftNIO and swift-nio-ssl);
 // - `AsyncHTTPClient`: the `StashAsyncHTTPClient` product and the `stash-proxy` executable
@@ -14,12 +14,12 @@ import PackageDescription
 // repository build and test everything. A package that uses only `Stash`, `StashHTTP`,
 // `StashMetrics` or `StashURLSession` turns them off with `.package(url: ..., traits: [])`:
 // SwiftPM then neither resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient, Hummingbird,
-// swift-openapi-runtime or their dependencies, because every use of them below is conditional on a trait
+// swift-openapi-runtime, Vapor or their dependencies, because every use of them below is conditional on a trait
 // (docs/benchmarks.md, "Build cost"). SwiftPM cannot leave a target out by trait, so the targets
-// stay and every file in them is wrapped in `#if Redis`, `#if AsyncHTTPClient`, `#if Hummingbird`
-// or `#if OpenAPI`: without its trait a target compiles to nothing. CI's sanitizer runs use that
+// stay and every file in them is wrapped in `#if Redis`, `#if AsyncHTTPClient`, `#if Hummingbird`,
+// `#if Vapor` or `#if OpenAPI`: without its trait a target compiles to nothing. CI's sanitizer runs use that
 // (`--disable-default-traits`, and `--disable-default-traits --traits Redis` for the Redis suites)
-// so as not to instrument SwiftNIO, BoringSSL, AsyncHTTPClient or Hummingbird.
+// so as not to instrument SwiftNIO, BoringSSL, AsyncHTTPClient, Hummingbird or Vapor.
 
 /// A SwiftNIO product of a target that needs it only with `trait` on.
 func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {
@@ -378,6 +378,20 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Not a product: the example app of StashVapor's "Using Stash in a Vapor server" article,
+        // compiled with the package so that the article's code stays true.
+        .executableTarget(
+            name: "stash-vapor-example",
+            dependencies: [
+                "StashVapor",
+                "StashHTTP",
+                "StashMetrics",
+                "StashRedis",
+                "Stash",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
+            ],
+            path: "Examples/VaporApp"
         ),
         // The driver and the middleware in running Vapor apps on 127.0.0.1 (requests sent with
         // AsyncHTTPClient, which Vapor depends on).
