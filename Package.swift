@@ -393,6 +393,16 @@ let package = Package(
             ],
             path: "Examples/VaporApp"
         ),
+        // Not a product: StashVapor beside Vapor's own pieces (scripts/hummingbird-bench/run.sh vapor).
+        .executableTarget(
+            name: "stash-vapor-bench",
+            dependencies: [
+                "StashVapor",
+                "StashHTTP",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
+            ],
+            path: "scripts/vapor-bench"
+        ),
         // The driver and the middleware in running Vapor apps on 127.0.0.1 (requests sent with
         // AsyncHTTPClient, which Vapor depends on).
         .testTarget(

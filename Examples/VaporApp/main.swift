@@ -32,6 +32,7 @@ app.caches.use(.stash(values))
 // The routes' responses, cached by their own Cache-Control, ETag and Vary.
 let responses = try HTTPCache(configuration: .init(mode: .shared, directory: NSTemporaryDirectory() + "example-vapor-http-cache"))
 let cached = app.grouped(HTTPCacheMiddleware(cache: responses))
+app.lifecycle.use(HTTPCacheLifecycleHandler(cache: responses))  // after .stash: shut down before it
 cached.get("report") { _ -> Response in
     let response = Response(body: .init(string: "an expensive report\n"))
     response.headers.replaceOrAdd(name: .cacheControl, value: "max-age=60, stale-while-revalidate=30, stale-if-error=3600")
@@ -58,10 +59,10 @@ let metrics = Task {
     }
 }
 
-// On SIGTERM or SIGINT, execute() returns; asyncShutdown() runs the lifecycle handlers (the
-// driver's closes `values`' disk tier; it has none here). Then the metrics record a last reading,
-// the response cache waits for its background revalidations and writes what is pending, and the
-// Redis tier and client close.
+// On SIGTERM or SIGINT, execute() returns; asyncShutdown() runs the lifecycle handlers, last
+// registered first: the response cache's stops the server, waits for its background
+// revalidations and writes what is pending; the driver's closes `values`' disk tier (it has none
+// here). Then the metrics record a last reading, and the Redis tier and client close.
 try await app.execute()
 try await app.asyncShutdown()
 metrics.cancel()
@@ -69,7 +70,6 @@ await metrics.value
 await closeCaches()
 
 func closeCaches() async {
-    await responses.close()
     await valueTier.close()
     await redis.close()
 }

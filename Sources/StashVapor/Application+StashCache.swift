@@ -25,8 +25,9 @@ extension Application.Caches.Provider {
     /// `app.caches.use(.stash(cache))`.
     ///
     /// The app then owns the cache's disk tier: on shutdown (`app.asyncShutdown()`) a
-    /// `LifecycleHandler` flushes and closes it. A Redis tier and its client stay the caller's,
-    /// to close after the app has shut down.
+    /// `LifecycleHandler` stops the HTTP server (so that no request in flight finds the tier
+    /// closed), then flushes and closes it. A Redis tier and its client stay the caller's, to close
+    /// after the app has shut down.
     ///
     /// - Parameter cache: The cache. Give its disk and Redis tiers `DiskCodec.jsonRecord`.
     /// - Complexity: O(1).
@@ -34,16 +35,15 @@ extension Application.Caches.Provider {
         .init { app in
             app.storage[StashCacheKey.self] = cache
             app.lifecycle.use(StashCacheLifecycle(cache: cache))
-            app.caches.use { app in
-                StashVaporCache(cache: app.caches.stash.cache, on: app.eventLoopGroup.next())
-            }
+            app.caches.use { app in StashVaporCache(cache: cache, on: app.eventLoopGroup.next()) }
         }
     }
 }
 
 extension Application.Caches {
     /// The ``StashVaporCache`` of `app.caches.use(.stash(...))`, as its own type (without a
-    /// future on its async calls).
+    /// future on its async calls). It stays reachable after another provider is chosen with
+    /// `app.caches.use`.
     ///
     /// - Precondition: A `.stash` provider was used; stops the process otherwise, as `app.cache`
     ///   does when no cache is configured.
@@ -60,15 +60,17 @@ private struct StashCacheKey: StorageKey {
     typealias Value = Stash.Cache<JSONRecord>
 }
 
-/// Flushes and closes the cache's disk tier when the app shuts down.
+/// Stops the server, then flushes and closes the cache's disk tier, when the app shuts down.
 private struct StashCacheLifecycle: LifecycleHandler {
     let cache: Stash.Cache<JSONRecord>
 
     func shutdownAsync(_ application: Application) async {
+        await application.server.shutdown()
         await cache.disk?.close()
     }
 
     func shutdown(_ application: Application) {
+        application.server.shutdown()
         cache.disk?.close()
     }
 }

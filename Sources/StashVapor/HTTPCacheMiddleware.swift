@@ -11,6 +11,7 @@ import Vapor
 /// ```swift
 /// let responses = try HTTPCache(configuration: .init(mode: .shared))
 /// app.middleware.use(HTTPCacheMiddleware(cache: responses))      // or app.grouped(...) for some routes
+/// app.lifecycle.use(HTTPCacheLifecycleHandler(cache: responses))  // closes it on shutdown
 /// app.get("report") { _ in
 ///     let response = Response(body: .init(string: report()))
 ///     response.headers.replaceOrAdd(name: .cacheControl, value: "max-age=60, stale-while-revalidate=30")
@@ -26,16 +27,25 @@ import Vapor
 /// concurrent misses of one URL run the route once; a stale response is revalidated with the
 /// route (which sees the validators and may answer `304`): within `stale-while-revalidate` after
 /// the answer, in the background, otherwise before it; within `stale-if-error` it is served when
-/// the route throws or answers with a server error. An unsafe method (`POST`, `PUT`, `DELETE`,
-/// ...) runs the route and, on success, removes what is stored for its URL and its `Location`.
-/// Every response carries a `Cache-Status` field (RFC 9211).
+/// the route answers with a server error or throws one. An unsafe method (`POST`, `PUT`,
+/// `DELETE`, ...) runs the route with the request as it came and, on success, removes what is
+/// stored for its URL and its `Location`. Every response the cache answers carries a
+/// `Cache-Status` field (RFC 9211); a request upgrading the connection (`Upgrade`, a WebSocket)
+/// goes to the route without the cache.
 ///
-/// The route sees the request it was sent, with the cache's validators in its headers. A
-/// background revalidation runs the route with a copy of the request: same method, URL, headers,
-/// route parameters and collected body, but not the original's `storage` (so not what an
-/// authentication or session middleware put there). Routes that answer per user must say
-/// `private` or `Vary` accordingly, as behind any shared cache; a shared cache never stores a
-/// `private` response, nor one to a request with `Authorization` unless the response allows it.
+/// A `GET` or `HEAD` runs the route with a copy of the request that has the cache's validators in
+/// its headers: same URL, route parameters, collected body, `storage` (what an authentication or
+/// session middleware put there) and service context; the client's request is left as it came.
+/// Routes that answer per user must say `private` or `Vary` accordingly, as behind any shared
+/// cache; a shared cache never stores a `private` response, nor one to a request with
+/// `Authorization` unless the response allows it.
+///
+/// A route that throws an `AbortError` with a client-error status (`Abort(.notFound)`) answers
+/// with the response Vapor's default `ErrorMiddleware` makes of it, which the cache sees as the
+/// route's answer (a definitive `404`, never covered by `stale-if-error`); any other error is an
+/// error of the origin, passed on to the app's error middleware unless a stale response may be
+/// served instead. Vapor writes its own `Date` on every response, so a stored response goes out
+/// with the time it is served.
 ///
 /// - Important: Vapor offers no way to read a streamed response body chunk by chunk from a
 ///   middleware: a route's streamed body (`Response.Body(asyncStream:)`, a file stream) is
@@ -50,8 +60,9 @@ public struct HTTPCacheMiddleware: AsyncMiddleware {
     /// A middleware storing the routes' responses in `cache`.
     ///
     /// - Parameter cache: The cache; normally in `HTTPCacheMode.shared` mode. Several
-    ///   middlewares (or apps) may share one; close it after the app has shut down
-    ///   (`HTTPCache.close() async`) to wait for background revalidations.
+    ///   middlewares (or apps) may share one. Close it with the app
+    ///   (``HTTPCacheLifecycleHandler``), so that background revalidations finish while the app
+    ///   can still run them.
     /// - Complexity: O(1).
     public init(cache: HTTPCache) {
         self.cache = cache
@@ -59,28 +70,41 @@ public struct HTTPCacheMiddleware: AsyncMiddleware {
 
     /// Answers `request` from the cache, or through `next` and stores what may be stored.
     ///
-    /// - Throws: What the route throws, when no stored response may be served instead.
+    /// - Throws: What the route throws (but a client error), when no stored response may be served
+    ///   instead.
     /// - Complexity: A fresh memory hit is O(fields) and does not suspend; a miss waits for the
     ///   route and reads its body whole.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        let answered = AnswerFlag()
-        let answer = try await cache.responseWithCacheStatus(for: HTTPRequest(request), policy: .useProtocolPolicy) { sent, _ in
-            // Before the answer, the route runs with the request itself (its storage holds what
-            // earlier middleware put there); after it (a background revalidation), with a copy.
-            let routed = answered.isSet ? request.copy(sending: sent) : request.sending(sent)
-            let response = try await next.respond(to: routed)
-            let body = try await response.body.collect(on: request.eventLoop).get()
-            return (HTTPResponse(response), HTTPCacheBody(bytes: body.map { Array($0.readableBytesView) } ?? []))
+        guard request.headers[.upgrade].isEmpty, let head = HTTPRequest(request) else {
+            return try await next.respond(to: request)
         }
-        answered.set()
-        return Response(answer.response, body: answer.body, allocator: request.byteBufferAllocator)
+        let safe = head.method == .get || head.method == .head
+        let answer = try await cache.responseWithCacheStatus(for: head, policy: .useProtocolPolicy) { sent, _ in
+            // A GET or HEAD may run again after the answer (a background revalidation), with the
+            // cache's validators: a copy each time. An unsafe method runs once, before the answer.
+            let response = try await Self.routeResponse(to: safe ? request.copy(sending: sent) : request, next: next)
+            let body = try await response.body.collect(on: request.eventLoop).get()
+            let bytes = head.method == .head ? [] : body.map { Array($0.readableBytesView) } ?? []
+            return (try HTTPResponse(response), HTTPCacheBody(bytes: bytes))
+        }
+        return Response(answer.response, body: answer.body, forHead: head.method == .head, allocator: request.byteBufferAllocator)
+    }
+
+    /// The route's response to `request`; a client error it throws becomes the response Vapor's
+    /// default error middleware makes of it.
+    private static func routeResponse(to request: Request, next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch let error as any AbortError where (400..<500).contains(error.status.code) {
+            return try await ErrorMiddleware.default(environment: request.application.environment)
+                .respond(to: request, chainingTo: Rethrowing(error: error)).get()
+        }
     }
 }
 
-/// Whether a request has been answered: set once, read from the cache's origin calls.
-private final class AnswerFlag: Sendable {
-    private let value = LockedValue(false)
-    var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
+/// A responder that throws `error`: what the error middleware wraps to make its response.
+private struct Rethrowing: AsyncResponder {
+    let error: any Error
+    func respond(to request: Request) async throws -> Response { throw error }
 }
 #endif  // Vapor

@@ -2,6 +2,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import Stash
 import StashHTTP
 import Vapor
 
@@ -28,21 +29,29 @@ extension HTTPHeaders {
 }
 
 extension HTTPRequest {
-    /// `request`'s head. A server's request has no scheme, and its authority is its `Host` field:
-    /// the cache's key needs both (`http`, and `localhost` without a `Host`).
-    init(_ request: Vapor.Request) {
+    /// `request`'s head, or `nil` when its method is not a valid token. A server's request has no
+    /// scheme, and its authority is its target's (absolute form) or its `Host` field: the cache's
+    /// key needs both (`http`, and `localhost` without either).
+    init?(_ request: Vapor.Request) {
+        guard let method = HTTPRequest.Method(request.method.rawValue) else { return nil }
         var target = request.url.path.isEmpty ? "/" : request.url.path
         if let query = request.url.query { target += "?" + query }
+        let authority = request.url.host.map { host in request.url.port.map { "\(host):\($0)" } ?? host }
         self.init(
-            method: HTTPRequest.Method(request.method.rawValue) ?? .get, scheme: "http",
-            authority: request.headers.first(name: .host) ?? "localhost", path: target,
-            headerFields: HTTPFields(request.headers))
+            method: method, scheme: "http", authority: authority ?? request.headers.first(name: .host) ?? "localhost",
+            path: target, headerFields: HTTPFields(request.headers))
     }
 }
 
 extension HTTPResponse {
     /// `response`'s head.
-    init(_ response: Vapor.Response) {
+    ///
+    /// - Throws: `StashError` (`invalidArgument`) for a status code above 999, which HTTP does not
+    ///   allow (Vapor's `.custom(code:)` takes any).
+    init(_ response: Vapor.Response) throws(StashError) {
+        guard response.status.code <= 999 else {
+            throw StashError(.invalidArgument, "the route answered with status \(response.status.code), not a three-digit code")
+        }
         self.init(
             status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
             headerFields: HTTPFields(response.headers))
@@ -50,31 +59,36 @@ extension HTTPResponse {
 }
 
 extension Vapor.Request {
-    /// This request, its method and headers replaced by `head`'s (the cache's validators).
-    func sending(_ head: HTTPRequest) -> Vapor.Request {
-        method = HTTPMethod(rawValue: head.method.rawValue)
-        headers = HTTPHeaders(head.headerFields)
-        return self
-    }
-
-    /// A new request like this one, with `head`'s method and headers: for a route run after the
-    /// answer, when this request may be gone.
+    /// A new request like this one, with `head`'s headers (the cache's validators): the same
+    /// method, URL, collected body, route parameters, `storage` and service context.
     func copy(sending head: HTTPRequest) -> Vapor.Request {
         let copy = Vapor.Request(
-            application: application, method: HTTPMethod(rawValue: head.method.rawValue), url: url,
-            version: version, headersNoUpdate: HTTPHeaders(head.headerFields), collectedBody: body.data,
+            application: application, method: method, url: url, version: version,
+            headersNoUpdate: HTTPHeaders(head.headerFields), collectedBody: body.data,
             remoteAddress: remoteAddress, logger: logger, byteBufferAllocator: byteBufferAllocator, on: eventLoop)
         copy.parameters = parameters
         copy.route = route
+        copy.storage = storage
+        copy.serviceContext = serviceContext
         return copy
     }
 }
 
 extension Vapor.Response {
     /// The cache's answer as Vapor's response; a streamed body is written as it is read.
-    convenience init(_ head: HTTPResponse, body: HTTPCacheBody, allocator: ByteBufferAllocator) {
+    ///
+    /// Its `Date` is left out (Vapor's server writes one on every response, and a second would
+    /// make the field invalid). A `304`, `204`, `1xx` or an answer to `HEAD` keeps the stored
+    /// `Content-Length`, which describes the body a `GET` would get, not this empty one.
+    convenience init(_ head: HTTPResponse, body: HTTPCacheBody, forHead: Bool, allocator: ByteBufferAllocator) {
         let status = HTTPResponseStatus(statusCode: head.status.code, reasonPhrase: head.status.reasonPhrase)
-        let headers = HTTPHeaders(head.headerFields)
+        var fields = head.headerFields
+        fields[.date] = nil
+        let headers = HTTPHeaders(fields)
+        if forHead || head.status == .notModified || head.status == .noContent || head.status.kind == .informational {
+            self.init(status: status, version: .http1_1, headersNoUpdate: headers, body: .empty)
+            return
+        }
         if let bytes = body.bufferedBytes {
             self.init(status: status, headers: headers, body: .init(buffer: allocator.buffer(bytes: bytes)))
             return

@@ -115,15 +115,18 @@ import Vapor
     }
 
     /// Within `stale-while-revalidate`, the stored response is served at once and the route runs
-    /// in the background (Vapor's `next` may run after the answer), with the route's parameters.
+    /// in the background (Vapor's `next` may run after the answer), with the route's parameters
+    /// and what earlier middleware put in the request's storage; `HTTPCacheLifecycleHandler` waits
+    /// for it when the app shuts down.
     @Test func staleWhileRevalidateServesStaleAndRunsTheRouteInTheBackground() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
-        let versions = LockedValue<[String]>([])
-        let cache = try Self.cache(clock)
+        let runs = LockedValue<[String]>([])
         try await withRunningApp(configure: { app in
-            app.grouped(HTTPCacheMiddleware(cache: cache)).get("swr", ":name") { request in
+            let cache = try Self.cache(clock)
+            app.lifecycle.use(HTTPCacheLifecycleHandler(cache: cache))
+            app.grouped(UserMiddleware()).grouped(HTTPCacheMiddleware(cache: cache)).get("swr", ":name") { request in
                 let name = try request.parameters.require("name")
-                let current = versions.withLock { $0.append(name); return $0.count }
+                let current = runs.withLock { $0.append("\(name) for \(request.storage[UserKey.self] ?? "nobody")"); return $0.count }
                 return Self.response("\(name) v\(current)", [.cacheControl: "max-age=1, stale-while-revalidate=600"])
             }
         }) { app in
@@ -132,9 +135,92 @@ import Vapor
             let stale = try await app.send(.GET, "/swr/a")
             #expect(stale.body == "a v1")
             #expect(stale.cacheStatus == "Stash; hit; detail=stale")
-            await cache.close()  // waits for the background revalidation
         }
-        #expect(versions.withLock { $0 } == ["a", "a"])
+        // The app shut down: the lifecycle handler waited for the background revalidation.
+        #expect(runs.withLock { $0 } == ["a for ada", "a for ada"])
+    }
+
+    /// The route sees the cache's validators in a copy of the request: the client's request, as
+    /// the middleware outside sees it, is left as it came.
+    @Test func theClientsRequestIsLeftAsItCame() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let seen = LockedValue<[String]>([])
+        try await withRunningApp(configure: { app in
+            app.middleware.use(RequestHeaderRecorder(seen: seen))
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("doc") { request in
+                seen.withLock { $0.append("route: \(request.headers.first(name: .ifNoneMatch) ?? "-")") }
+                return Self.response("document", [.eTag: "\"v1\"", .cacheControl: "max-age=10"])
+            }
+        }) { app in
+            _ = try await app.send(.GET, "/doc")
+            clock.advance(by: .seconds(11))
+            _ = try await app.send(.GET, "/doc")
+        }
+        #expect(seen.withLock { $0 } == ["route: -", "outside: -", "route: \"v1\"", "outside: -"])
+    }
+
+    /// A route's `Abort` with a client-error status is its answer, even within `stale-if-error`;
+    /// a server error is covered.
+    @Test func aClientErrorIsTheRoutesAnswerAndAServerErrorIsCovered() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let failure = LockedValue<HTTPResponseStatus?>(nil)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("item") { _ in
+                if let status = failure.withLock({ $0 }) { throw Abort(status) }
+                return Self.response("item", [.cacheControl: "max-age=1, stale-if-error=600"])
+            }
+        }) { app in
+            _ = try await app.send(.GET, "/item")
+            clock.advance(by: .seconds(10))
+            failure.withLock { $0 = .serviceUnavailable }
+            let covered = try await app.send(.GET, "/item")
+            #expect(covered.status == .ok)
+            #expect(covered.body == "item")
+            failure.withLock { $0 = .notFound }
+            let gone = try await app.send(.GET, "/item")
+            #expect(gone.status == .notFound)
+            #expect(gone.cacheStatus?.hasPrefix("Stash; fwd=") == true)  // the cache's answer: the route's
+        }
+    }
+
+    /// An answer from the store has one `Date` (the server's); a `HEAD` and a `304` keep the
+    /// stored `Content-Length`.
+    @Test func storedAnswersHaveOneDateAndTheirContentLength() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("doc") { _ in Self.response(String(repeating: "a", count: 100), [.eTag: "\"v1\"", .cacheControl: "max-age=60"]) }
+        }) { app in
+            _ = try await app.send(.GET, "/doc")
+            let hit = try await app.send(.GET, "/doc")
+            #expect(hit.headers[.date].count == 1)
+            #expect(hit.headers.first(name: .contentLength) == "100")
+            let notModified = try await app.send(.GET, "/doc", headers: ["If-None-Match": "\"v1\""])
+            #expect(notModified.status == .notModified)
+            #expect(notModified.headers[.date].count == 1)
+            #expect(notModified.headers.first(name: .contentLength) != "0")
+        }
+    }
+
+    /// A request that upgrades the connection goes to the route without the cache.
+    @Test func anUpgradeRequestBypassesTheCache() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let runs = LockedValue(0)
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            app.get("socket") { _ in
+                runs.withLock { $0 += 1 }
+                return Self.response("no upgrade here", [.cacheControl: "max-age=60"])
+            }
+        }) { app in
+            for _ in 0..<2 {
+                let answer = try await app.send(.GET, "/socket", headers: ["Upgrade": "example/1"])
+                #expect(answer.cacheStatus == nil)
+            }
+        }
+        #expect(runs.withLock { $0 } == 2)
     }
 
     /// A route that throws after its response went stale: the stored response is served within
@@ -224,6 +310,31 @@ import Vapor
             #expect(hit.cacheStatus == "Stash; hit")
         }
         #expect(runs.withLock { $0 } == 1)
+    }
+}
+
+/// What the tests' "authentication" middleware puts in a request's storage.
+struct UserKey: StorageKey {
+    typealias Value = String
+}
+
+/// Puts a user in every request's storage, as an authentication middleware would.
+struct UserMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        request.storage[UserKey.self] = "ada"
+        return try await next.respond(to: request)
+    }
+}
+
+/// Records the client's `If-None-Match` as the middleware outside the cache sees it, after the
+/// answer.
+struct RequestHeaderRecorder: AsyncMiddleware {
+    let seen: LockedValue<[String]>
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let response = try await next.respond(to: request)
+        seen.withLock { $0.append("outside: \(request.headers.first(name: .ifNoneMatch) ?? "-")") }
+        return response
     }
 }
 
