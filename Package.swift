@@ -339,7 +339,7 @@ let package = Package(
             ],
             path: "Examples/HummingbirdApp"
         ),
-        // Not a product: StashHummingbird beside Hummingbird's own pieces (scripts/hummingbird-bench).
+        // Not a product: StashHummingbird beside Hummingbird's own pieces (scripts/server-bench/run.sh hummingbird).
         .executableTarget(
             name: "stash-hummingbird-bench",
             dependencies: [
@@ -347,8 +347,7 @@ let package = Package(
                 "StashHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
             ],
-            path: "scripts/hummingbird-bench",
-            exclude: ["run.sh"]
+            path: "scripts/hummingbird-bench"
         ),
         // The driver and the middleware in running Hummingbird apps on 127.0.0.1.
         .testTarget(
@@ -393,7 +392,7 @@ let package = Package(
             ],
             path: "Examples/VaporApp"
         ),
-        // Not a product: StashVapor beside Vapor's own pieces (scripts/hummingbird-bench/run.sh vapor).
+        // Not a product: StashVapor beside Vapor's own pieces (scripts/server-bench/run.sh vapor).
         .executableTarget(
             name: "stash-vapor-bench",
             dependencies: [

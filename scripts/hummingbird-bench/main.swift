@@ -5,7 +5,7 @@
 //
 //   swift build -c release --scratch-path .build-release --product stash-hummingbird-bench
 //   .build-release/release/stash-hummingbird-bench persist [--rounds N]
-//   .build-release/release/stash-hummingbird-bench serve     # then drive it with wrk (scripts/hummingbird-bench/run.sh)
+//   .build-release/release/stash-hummingbird-bench serve     # then drive it with wrk (scripts/server-bench/run.sh hummingbird)
 //
 // persist: a get hit of a small Codable value through StashPersistDriver (memory only, bounded)
 // and through Hummingbird's MemoryPersistDriver (unbounded), interleaved rounds, medians.

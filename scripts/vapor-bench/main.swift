@@ -5,7 +5,7 @@
 //
 //   swift build -c release --scratch-path .build-release --product stash-vapor-bench
 //   .build-release/release/stash-vapor-bench cache [--rounds N]
-//   .build-release/release/stash-vapor-bench serve     # then drive it with wrk (scripts/hummingbird-bench/run.sh vapor)
+//   .build-release/release/stash-vapor-bench serve     # then drive it with wrk (scripts/server-bench/run.sh vapor)
 //
 // cache: a get hit of a small Codable value through `app.cache` (Vapor's `Cache` API, async, as a
 // route calls it) with `.stash(countLimit:)` (bounded) and with Vapor's `.memory` (unbounded),
