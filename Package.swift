@@ -124,6 +124,12 @@ let package = Package(
             dependencies: ["StashTestSupport"],
             path: "Tests/StressSupport"
         ),
+        // Not a product: what the server benches share (stash-hummingbird-bench, stash-vapor-bench):
+        // interleaved timing and medians.
+        .target(
+            name: "ServerBenchSupport",
+            path: "scripts/server-bench/Support"
+        ),
         // Not a product: what every test target shares (a seeded generator, temporary
         // directories, a recording log handler, bounded waits).
         .target(
@@ -343,6 +349,7 @@ let package = Package(
         .executableTarget(
             name: "stash-hummingbird-bench",
             dependencies: [
+                "ServerBenchSupport",
                 "StashHummingbird",
                 "StashHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
@@ -396,6 +403,7 @@ let package = Package(
         .executableTarget(
             name: "stash-vapor-bench",
             dependencies: [
+                "ServerBenchSupport",
                 "StashVapor",
                 "StashHTTP",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),

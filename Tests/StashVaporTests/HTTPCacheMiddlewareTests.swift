@@ -19,6 +19,17 @@ import Vapor
         return try HTTPCache(configuration: configuration)
     }
 
+    /// A running app whose routes, added by `routes`, are behind the middleware, on a shared
+    /// cache on `clock`.
+    static func withCachedApp(
+        _ clock: ManualClock, routes: @escaping (Application) throws -> Void, _ body: (RunningVaporApp) async throws -> Void
+    ) async throws {
+        try await withRunningApp(configure: { app in
+            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+            try routes(app)
+        }, body)
+    }
+
     /// A response with `fields` and `body`.
     static func response(_ body: String, _ fields: [HTTPHeaders.Name: String], status: HTTPResponseStatus = .ok) -> Response {
         var headers = HTTPHeaders()
@@ -29,8 +40,7 @@ import Vapor
     @Test func aFreshResponseIsServedWithoutRunningTheRoute() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("report") { request in
                 let count = runs.withLock { $0 += 1; return $0 }
                 return Self.response("report \(count) for \(request.url.query ?? "")", [.cacheControl: "max-age=60"])
@@ -56,8 +66,7 @@ import Vapor
     @Test func conditionalRequestsAndRevalidationUseTheETag() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue<[String?]>([])
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("doc") { request in
                 let condition = request.headers.first(name: .ifNoneMatch)
                 runs.withLock { $0.append(condition) }
@@ -165,8 +174,7 @@ import Vapor
     @Test func aClientErrorIsTheRoutesAnswerAndAServerErrorIsCovered() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let failure = LockedValue<HTTPResponseStatus?>(nil)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("item") { _ in
                 if let status = failure.withLock({ $0 }) { throw Abort(status) }
                 return Self.response("item", [.cacheControl: "max-age=1, stale-if-error=600"])
@@ -189,8 +197,7 @@ import Vapor
     /// stored `Content-Length`.
     @Test func storedAnswersHaveOneDateAndTheirContentLength() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("doc") { _ in Self.response(String(repeating: "a", count: 100), [.eTag: "\"v1\"", .cacheControl: "max-age=60"]) }
         }) { app in
             _ = try await app.send(.GET, "/doc")
@@ -208,8 +215,7 @@ import Vapor
     @Test func anUpgradeRequestBypassesTheCache() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("socket") { _ in
                 runs.withLock { $0 += 1 }
                 return Self.response("no upgrade here", [.cacheControl: "max-age=60"])
@@ -228,8 +234,7 @@ import Vapor
     @Test func aFailingRouteIsCoveredByStaleIfError() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let failing = LockedValue(false)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("data", ":name") { request in
                 if failing.withLock({ $0 }) { throw Abort(.serviceUnavailable) }
                 let name = try request.parameters.require("name")
@@ -251,8 +256,7 @@ import Vapor
     @Test func anUnsafeMethodRunsTheRouteWithItsBodyAndInvalidatesTheURL() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let version = LockedValue("v1")
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("item") { _ in Self.response(version.withLock { $0 }, [.cacheControl: "max-age=600"]) }
             app.put("item") { request in
                 let body = request.body.string ?? ""
@@ -272,8 +276,7 @@ import Vapor
     @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("greeting") { request in
                 runs.withLock { $0 += 1 }
                 let french = request.headers.first(name: .acceptLanguage) == "fr"
@@ -293,8 +296,7 @@ import Vapor
     @Test func aStreamedBodyIsStoredAndServed() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
-        try await withRunningApp(configure: { app in
-            app.middleware.use(HTTPCacheMiddleware(cache: try Self.cache(clock)))
+        try await Self.withCachedApp(clock, routes: { app in
             app.get("stream") { _ -> Response in
                 runs.withLock { $0 += 1 }
                 let response = Response(body: .init(managedAsyncStream: { writer in

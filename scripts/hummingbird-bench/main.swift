@@ -12,13 +12,9 @@
 // serve: an app on 127.0.0.1 with one handler that takes 1 ms (it sleeps: an I/O wait), at /plain/
 // without a cache and at /cached/ behind HTTPCacheMiddleware (its response says max-age=3600), and
 // /plain/instant answering the same 1 KB at once (the framework's floor); prints its port.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Hummingbird
+import ServerBenchSupport
 import StashHTTP
 import StashHummingbird
 
@@ -28,18 +24,7 @@ struct Session: Codable, Sendable {
     var roles: [String]
 }
 
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
-
-/// Times `operations` gets of 1,000 keys through each driver, interleaved, and prints medians.
+/// Times gets of 1,000 keys through each driver, interleaved, and prints medians.
 func persist(rounds: Int) async throws {
     let stash = try StashPersistDriver(memoryCountLimit: 10_000)
     let memory = MemoryPersistDriver()
@@ -48,29 +33,13 @@ func persist(rounds: Int) async throws {
         try await stash.set(key: "session:\(index)", value: session, expires: .seconds(3600))
         try await memory.set(key: "session:\(index)", value: session, expires: .seconds(3600))
     }
-    let drivers: [(String, any PersistDriver)] = [("StashPersistDriver (memory, bounded)", stash), ("MemoryPersistDriver (Hummingbird)", memory)]
-    let operations = 50_000
-    var results: [String: [Double]] = [:]
-    for round in 0..<rounds {
-        for offset in 0..<drivers.count {
-            let (name, driver) = drivers[(round + offset) % drivers.count]
-            var checksum = 0
-            let start = monotonicNanoseconds()
-            for index in 0..<operations {
-                checksum &+= try await driver.get(key: "session:\(index % 1_000)", as: Session.self)?.visits ?? 0
-            }
-            let elapsed = Double(monotonicNanoseconds() - start)
-            precondition(checksum == operations * 3, "every get is a hit")
-            results[name, default: []].append(elapsed / Double(operations))
-        }
-    }
-    print("PersistDriver get hit of a small Codable value, 1,000 keys, \(rounds) rounds interleaved; µs per get, medians (min … max)")
-    let floor = median(results[drivers[1].0]!)
-    for (name, _) in drivers {
-        let values = results[name]!
-        let mid = median(values)
-        print("\(name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%.2f", mid / 1000)) µs  (\(String(format: "%.2f", values.min()! / 1000)) … \(String(format: "%.2f", values.max()! / 1000)))  \(String(format: "%.2f", mid / floor))× MemoryPersistDriver")
-    }
+    try await compareInterleaved(
+        "PersistDriver get hit of a small Codable value, 1,000 keys",
+        cases: [
+            ("StashPersistDriver (memory, bounded)", { try await stash.get(key: "session:\($0 % 1_000)", as: Session.self)?.visits ?? 0 }),
+            ("MemoryPersistDriver (Hummingbird)", { try await memory.get(key: "session:\($0 % 1_000)", as: Session.self)?.visits ?? 0 }),
+        ],
+        baseline: 1, rounds: rounds, operations: 50_000, expectedPerCall: 3)
 }
 
 /// Serves the 1 ms handler with and without the cache until interrupted.
@@ -102,10 +71,8 @@ func serve() async throws {
     try await app.runService()
 }
 
-let arguments = CommandLine.arguments
-let rounds = arguments.firstIndex(of: "--rounds").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 11
-switch arguments.dropFirst().first {
-case "persist": try await persist(rounds: rounds)
+switch CommandLine.arguments.dropFirst().first {
+case "persist": try await persist(rounds: requestedRounds)
 case "serve": try await serve()
 default:
     print("usage: stash-hummingbird-bench persist [--rounds N] | serve")

@@ -13,12 +13,8 @@
 // serve: an app on 127.0.0.1 with one handler that takes 1 ms (it sleeps: an I/O wait), at /plain/
 // without a cache and at /cached/ behind HTTPCacheMiddleware (its response says max-age=3600), and
 // /plain/instant answering the same 1 KB at once (the framework's floor); prints its port.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+import ServerBenchSupport
 import StashHTTP
 import StashVapor
 import Vapor
@@ -27,17 +23,6 @@ struct Session: Codable, Sendable {
     var user: String
     var visits: Int
     var roles: [String]
-}
-
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// An app with no request logging (as Hummingbird's bench app has none), errors only in the log.
@@ -61,33 +46,14 @@ func cache(rounds: Int) async throws {
         try await stash.set("session:\(index)", to: session, expiresIn: .hours(1))
         try await memory.set("session:\(index)", to: session, expiresIn: .hours(1))
     }
-    let operations = 50_000
-    let caches: [(String, (String) async throws -> Session?)] = [
-        ("app.cache, .stash (bounded)", { try await stash.get($0, as: Session.self) }),
-        ("app.cache, .memory (Vapor)", { try await memory.get($0, as: Session.self) }),
-        ("StashVaporCache, called as itself", { try await direct.get($0, as: Session.self) }),
-    ]
-    var results: [String: [Double]] = [:]
-    for round in 0..<rounds {
-        for offset in 0..<caches.count {
-            let (name, get) = caches[(round + offset) % caches.count]
-            var checksum = 0
-            let start = monotonicNanoseconds()
-            for index in 0..<operations {
-                checksum &+= try await get("session:\(index % 1_000)")?.visits ?? 0
-            }
-            let elapsed = Double(monotonicNanoseconds() - start)
-            precondition(checksum == operations * 3, "every get is a hit")
-            results[name, default: []].append(elapsed / Double(operations))
-        }
-    }
-    print("Vapor Cache get hit of a small Codable value, 1,000 keys, \(rounds) rounds interleaved; µs per get, medians (min … max)")
-    let floor = median(results[caches[1].0]!)
-    for (name, _) in caches {
-        let values = results[name]!
-        let mid = median(values)
-        print("\(name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%.2f", mid / 1000)) µs  (\(String(format: "%.2f", values.min()! / 1000)) … \(String(format: "%.2f", values.max()! / 1000)))  \(String(format: "%.2f", mid / floor))× .memory")
-    }
+    try await compareInterleaved(
+        "Vapor Cache get hit of a small Codable value, 1,000 keys",
+        cases: [
+            ("app.cache, .stash (bounded)", { try await stash.get("session:\($0 % 1_000)", as: Session.self)?.visits ?? 0 }),
+            ("app.cache, .memory (Vapor)", { try await memory.get("session:\($0 % 1_000)", as: Session.self)?.visits ?? 0 }),
+            ("StashVaporCache, called as itself", { try await direct.get("session:\($0 % 1_000)", as: Session.self)?.visits ?? 0 }),
+        ],
+        baseline: 1, rounds: rounds, operations: 50_000, expectedPerCall: 3)
     try await app.asyncShutdown()
 }
 
@@ -116,10 +82,8 @@ func serve() async throws {
     while true { try await Task.sleep(for: .seconds(3600)) }
 }
 
-let arguments = CommandLine.arguments
-let rounds = arguments.firstIndex(of: "--rounds").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 11
-switch arguments.dropFirst().first {
-case "cache": try await cache(rounds: rounds)
+switch CommandLine.arguments.dropFirst().first {
+case "cache": try await cache(rounds: requestedRounds)
 case "serve": try await serve()
 default:
     print("usage: stash-vapor-bench cache [--rounds N] | serve")
