@@ -95,6 +95,17 @@ public final class HTTPCache: Sendable {
         return engine.configuration.addsCacheStatus ? answer : engine.addingCacheStatus(to: answer)
     }
 
+    /// The answer to `request` under ``HTTPCachePolicy/useProtocolPolicy`` when memory holds a
+    /// fresh response for it, with `Cache-Status`, made without suspending (for an adapter that
+    /// would otherwise leave its event loop for a task); `nil` otherwise, and then
+    /// ``responseWithCacheStatus(for:body:policy:revalidatesInBackground:origin:)`` answers.
+    ///
+    /// - Complexity: O(fields). Never blocks or suspends. Thread-safe.
+    package func freshResponseWithCacheStatus(for request: HTTPRequest) -> HTTPCacheResponse? {
+        guard let answer = engine.freshAnswerInMemory(for: request) else { return nil }
+        return engine.configuration.addsCacheStatus ? answer : engine.addingCacheStatus(to: answer)
+    }
+
     /// Removes every stored response from both tiers.
     ///
     /// - Throws: `StashError` when the disk tier fails.

@@ -5,7 +5,7 @@ import Stash
 import StashHTTP
 import Vapor
 
-/// An RFC 9111 response cache for a Vapor app's own routes: an `AsyncMiddleware` on an
+/// An RFC 9111 response cache for a Vapor app's own routes: a `Middleware` on an
 /// `HTTPCache` (normally in shared mode, as a reverse proxy's).
 ///
 /// ```swift
@@ -53,7 +53,7 @@ import Vapor
 ///   responses it should cache, not in front of large downloads.
 ///
 /// Thread-safe: a value type over the cache.
-public struct HTTPCacheMiddleware: AsyncMiddleware {
+public struct HTTPCacheMiddleware: Middleware {
     /// The cache the responses are stored in.
     public let cache: HTTPCache
 
@@ -70,14 +70,26 @@ public struct HTTPCacheMiddleware: AsyncMiddleware {
 
     /// Answers `request` from the cache, or through `next` and stores what may be stored.
     ///
-    /// - Throws: What the route throws (but a client error), when no stored response may be served
-    ///   instead.
-    /// - Complexity: A fresh memory hit is O(fields) and does not suspend; a miss waits for the
-    ///   route and reads its body whole.
-    public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+    /// A fresh response in memory is answered on the request's event loop; anything else in a
+    /// task (Vapor's `AsyncMiddleware` would leave the event loop for every request).
+    ///
+    /// - Returns: A future of the answer; it fails with what the route throws (but a client
+    ///   error), when no stored response may be served instead.
+    /// - Complexity: A fresh memory hit is O(fields) and does not leave the event loop; a miss
+    ///   waits for the route and reads its body whole.
+    public func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         guard request.headers[.upgrade].isEmpty, let head = HTTPRequest(request) else {
-            return try await next.respond(to: request)
+            return next.respond(to: request)
         }
+        if let hit = cache.freshResponseWithCacheStatus(for: head) {
+            return request.eventLoop.makeSucceededFuture(
+                Response(hit.response, body: hit.body, forHead: head.method == .head, allocator: request.byteBufferAllocator))
+        }
+        return request.eventLoop.makeFutureWithTask { try await respond(to: request, head: head, next: next) }
+    }
+
+    /// The cache's answer to `request`, running the route through `next` when it needs the origin.
+    private func respond(to request: Request, head: HTTPRequest, next: any Responder) async throws -> Response {
         let safe = head.method == .get || head.method == .head
         let answer = try await cache.responseWithCacheStatus(for: head, policy: .useProtocolPolicy) { sent, _ in
             // A GET or HEAD may run again after the answer (a background revalidation), with the
@@ -92,9 +104,9 @@ public struct HTTPCacheMiddleware: AsyncMiddleware {
 
     /// The route's response to `request`; a client error it throws becomes the response Vapor's
     /// default error middleware makes of it.
-    private static func routeResponse(to request: Request, next: any AsyncResponder) async throws -> Response {
+    private static func routeResponse(to request: Request, next: any Responder) async throws -> Response {
         do {
-            return try await next.respond(to: request)
+            return try await next.respond(to: request).get()
         } catch let error as any AbortError where (400..<500).contains(error.status.code) {
             return try await ErrorMiddleware.default(environment: request.application.environment)
                 .respond(to: request, chainingTo: Rethrowing(error: error)).get()

@@ -19,6 +19,30 @@ import Testing
         #expect(origin.count == 1)
     }
 
+    /// The synchronous path for adapters on an event loop answers exactly the fresh responses in
+    /// memory (and their 304s), as the full path would; anything else is left to the full path.
+    @Test func aFreshResponseInMemoryIsAnsweredWithoutSuspending() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Vary", "Accept-Language"), ("Date", httpDate(clock))])
+        let english = makeRequest("/resource", [("Accept-Language", "en")])
+        #expect(cache.freshResponseWithCacheStatus(for: english) == nil)  // nothing stored yet
+        _ = try await cache.get(english, origin)
+        clock.advance(by: .seconds(10))
+        let hit = try #require(cache.freshResponseWithCacheStatus(for: english))
+        #expect(hit.outcome == .hit)
+        #expect(hit.response.headerFields[.age] == "10")
+        #expect(hit.response.headerFields[.cacheStatus] == "Stash; hit")
+        #expect(hit.body.bufferedBytes == Array("hello".utf8))
+        let conditional = try #require(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Accept-Language", "en"), ("If-None-Match", "\"v1\"")])))
+        #expect(conditional.response.status == .notModified)
+        #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Accept-Language", "fr")])) == nil)  // another variant
+        #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", method: .post, [("Accept-Language", "en")])) == nil)
+        clock.advance(by: .seconds(51))
+        #expect(cache.freshResponseWithCacheStatus(for: english) == nil)  // stale: the full path revalidates
+        #expect(cache.statistics.hits == 2)
+    }
+
     @Test func staleResponseIsRevalidatedWithItsETag() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)

@@ -224,6 +224,21 @@ final class HTTPCacheEngine: Sendable {
         return nil
     }
 
+    /// The answer to `request` when memory holds a fresh response for it (or a `304` for its own
+    /// conditions), made without suspending; `nil` when anything else may apply (a miss in memory,
+    /// a stale response, a request the store does not answer), for the caller to go through
+    /// ``response(for:body:policy:revalidatesInBackground:origin:)``, which gives the same answer
+    /// for a fresh response.
+    func freshAnswerInMemory(for request: HTTPRequest) -> HTTPCacheResponse? {
+        guard request.method == .get || request.method == .head, request.headerFields[.range] == nil,
+              let entry = memory.value(forKey: Self.key(for: request)),
+              let stored = entry.variants.first(where: { HTTPCacheRules.varyMatches($0, request: request) })
+        else { return nil }
+        let now = clock.nanosecondsNow
+        guard rules.decision(for: request, stored: stored, now: now) == .fresh else { return nil }
+        return serve(stored, for: request, now: now, outcome: .hit)
+    }
+
     /// The most recent stored variant for `key` whose `Vary` fields match `request`.
     func storedVariant(forKey key: String, request: HTTPRequest) async -> StoredResponse? {
         guard let entry = await entry(forKey: key) else { return nil }
