@@ -63,7 +63,16 @@ let metrics = Task {
 // registered first: the response cache's stops the server, waits for its background
 // revalidations and writes what is pending; the driver's closes `values`' disk tier (it has none
 // here). Then the metrics record a last reading, and the Redis tier and client close.
-try await app.execute()
+do {
+    try await app.execute()
+} catch {
+    // The server could not start (a port in use, say): shut down all the same, then report it.
+    app.logger.report(error: error)
+    try? await app.asyncShutdown()
+    metrics.cancel()
+    await closeCaches()
+    throw error
+}
 try await app.asyncShutdown()
 metrics.cancel()
 await metrics.value

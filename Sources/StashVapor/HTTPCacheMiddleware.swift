@@ -34,8 +34,10 @@ import Vapor
 /// goes to the route without the cache.
 ///
 /// A `GET` or `HEAD` runs the route with a copy of the request that has the cache's validators in
-/// its headers: same URL, route parameters, collected body, `storage` (what an authentication or
-/// session middleware put there) and service context; the client's request is left as it came.
+/// its headers: same URL, route parameters, peer certificate chain, `storage` (what an
+/// authentication or session middleware put there), service context, and body if Vapor has
+/// already collected it (a GET's streamed body is not carried); the client's request is left as
+/// it came.
 /// Routes that answer per user must say `private` or `Vary` accordingly, as behind any shared
 /// cache; a shared cache never stores a `private` response, nor one to a request with
 /// `Authorization` unless the response allows it.
@@ -57,6 +59,11 @@ public struct HTTPCacheMiddleware: Middleware {
     /// The cache the responses are stored in.
     public let cache: HTTPCache
 
+    /// The largest body of a fresh hit copied on the event loop: 64 KiB. A larger one is copied
+    /// in a task, so that a hit of a few megabytes never holds up the event loop's other
+    /// connections.
+    public static let largestBodyAnsweredOnTheEventLoop = 64 << 10
+
     /// A middleware storing the routes' responses in `cache`.
     ///
     /// - Parameter cache: The cache; normally in `HTTPCacheMode.shared` mode. Several
@@ -70,20 +77,26 @@ public struct HTTPCacheMiddleware: Middleware {
 
     /// Answers `request` from the cache, or through `next` and stores what may be stored.
     ///
-    /// A fresh response in memory is answered on the request's event loop; anything else in a
-    /// task (Vapor's `AsyncMiddleware` would leave the event loop for every request).
+    /// A fresh response in memory of at most ``largestBodyAnsweredOnTheEventLoop`` bytes is
+    /// answered on the request's event loop; anything else the cache answers in a task (Vapor's
+    /// `AsyncMiddleware` would leave the event loop for every request). A request that upgrades
+    /// the connection, or whose method is not a valid token, goes to `next` as it is.
     ///
     /// - Returns: A future of the answer; it fails with what the route throws (but a client
     ///   error), when no stored response may be served instead.
-    /// - Complexity: A fresh memory hit is O(fields) and does not leave the event loop; a miss
-    ///   waits for the route and reads its body whole.
+    /// - Complexity: A fresh memory hit is O(fields + body bytes) (the body is copied into a
+    ///   `ByteBuffer`) and does not leave the event loop; a miss waits for the route and reads its
+    ///   body whole.
     public func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         guard request.headers[.upgrade].isEmpty, let head = HTTPRequest(request) else {
             return next.respond(to: request)
         }
         if let hit = cache.freshResponseWithCacheStatus(for: head) {
-            return request.eventLoop.makeSucceededFuture(
-                Response(hit.response, body: hit.body, forHead: head.method == .head, allocator: request.byteBufferAllocator))
+            let forHead = head.method == .head, allocator = request.byteBufferAllocator
+            guard (hit.body.bufferedBytes?.count ?? .max) <= Self.largestBodyAnsweredOnTheEventLoop else {
+                return request.eventLoop.makeFutureWithTask { Response(hit.response, body: hit.body, forHead: forHead, allocator: allocator) }
+            }
+            return request.eventLoop.makeSucceededFuture(Response(hit.response, body: hit.body, forHead: forHead, allocator: allocator))
         }
         return request.eventLoop.makeFutureWithTask { try await respond(to: request, head: head, next: next) }
     }

@@ -60,12 +60,14 @@ extension HTTPResponse {
 
 extension Vapor.Request {
     /// A new request like this one, with `head`'s headers (the cache's validators): the same
-    /// method, URL, collected body, route parameters, `storage` and service context.
+    /// method, URL, body if already collected, peer certificate chain, route parameters, `storage`
+    /// and service context.
     func copy(sending head: HTTPRequest) -> Vapor.Request {
         let copy = Vapor.Request(
             application: application, method: method, url: url, version: version,
             headersNoUpdate: HTTPHeaders(head.headerFields), collectedBody: body.data,
-            remoteAddress: remoteAddress, logger: logger, byteBufferAllocator: byteBufferAllocator, on: eventLoop)
+            remoteAddress: remoteAddress, peerCertificateChain: peerCertificateChain, logger: logger,
+            byteBufferAllocator: byteBufferAllocator, on: eventLoop)
         copy.parameters = parameters
         copy.route = route
         copy.storage = storage

@@ -38,6 +38,11 @@ import Testing
         #expect(conditional.response.status == .notModified)
         #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Accept-Language", "fr")])) == nil)  // another variant
         #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", method: .post, [("Accept-Language", "en")])) == nil)
+        // Request directives that send the full path to the origin.
+        for fields in [[("Cache-Control", "no-cache")], [("Pragma", "no-cache")], [("Cache-Control", "max-age=5")],
+                       [("Cache-Control", "min-fresh=55")], [("Range", "bytes=0-1")]] {
+            #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Accept-Language", "en")] + fields)) == nil)
+        }
         clock.advance(by: .seconds(51))
         #expect(cache.freshResponseWithCacheStatus(for: english) == nil)  // stale: the full path revalidates
         #expect(cache.statistics.hits == 2)

@@ -211,6 +211,20 @@ import Vapor
         }
     }
 
+    /// A fresh hit larger than what is copied on the event loop is answered whole from a task.
+    @Test func aLargeFreshHitIsAnsweredWhole() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let large = String(repeating: "abcdefgh", count: (HTTPCacheMiddleware.largestBodyAnsweredOnTheEventLoop + 8) / 8)
+        try await Self.withCachedApp(clock, routes: { app in
+            app.get("large") { _ in Self.response(large, [.cacheControl: "max-age=60"]) }
+        }) { app in
+            _ = try await app.send(.GET, "/large")
+            let hit = try await app.send(.GET, "/large")
+            #expect(hit.cacheStatus == "Stash; hit")
+            #expect(hit.body == large)
+        }
+    }
+
     /// A request that upgrades the connection goes to the route without the cache.
     @Test func anUpgradeRequestBypassesTheCache() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
