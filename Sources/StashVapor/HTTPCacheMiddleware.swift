@@ -1,7 +1,6 @@
 #if Vapor
 import HTTPTypes
 import NIOCore
-import Stash
 import StashHTTP
 import Vapor
 
