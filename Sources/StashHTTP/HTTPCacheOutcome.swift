@@ -18,7 +18,8 @@ public struct HTTPCacheOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The response came from the origin (it may have been stored). Also the outcome of the
     /// `504` answered to an `only-if-cached` or ``HTTPCachePolicy/returnStoredDontLoad`` miss.
     public static let miss = HTTPCacheOutcome(kind: .miss)
-    /// The cache was not used: an unsafe method, a `Range` request, or ``HTTPCachePolicy/noStore``.
+    /// The cache was not used: an unsafe method, a `Range` request the store could not answer, or
+    /// ``HTTPCachePolicy/noStore``.
     public static let bypass = HTTPCacheOutcome(kind: .bypass)
 
     /// `"hit"`, `"stale"`, `"revalidated"`, `"miss"` or `"bypass"`.

@@ -261,6 +261,38 @@ import Testing
         #expect(fixture.origin.received.count == 1)
     }
 
+    @Test func bytesGivesTheBodyByteByByteFromTheOriginAndTheStore() async throws {
+        let fixture = try await Fixture { _ in .response(headers: [("Cache-Control", "max-age=60")], body: "line 1\nline 2\n") }
+        var received: [[UInt8]] = []
+        var outcomes: [String?] = []
+        for _ in 0..<2 {
+            let (bytes, response) = try await fixture.session.bytes(from: URL(string: fixture.origin.url + "/b")!)
+            var collected: [UInt8] = []
+            for try await byte in bytes { collected.append(byte) }
+            received.append(collected)
+            outcomes.append((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status"))
+        }
+        try await fixture.stop()
+
+        #expect(received == [Array("line 1\nline 2\n".utf8), Array("line 1\nline 2\n".utf8)])
+        #expect(outcomes == ["Stash; fwd=uri-miss", "Stash; hit"])
+        #expect(fixture.origin.received.count == 1)
+    }
+
+    /// A `Range` request is answered from the stored complete response (RFC 9110 §14).
+    @Test func aRangeOfAStoredResponseIsServedFromTheStore() async throws {
+        let fixture = try await Fixture { _ in .response(headers: [("Cache-Control", "max-age=60")], body: "0123456789") }
+        _ = try await fixture.get("/r")
+        let (part, response, outcome) = try await fixture.get("/r", headers: ["Range": "bytes=2-4"])
+        try await fixture.stop()
+
+        #expect(part == "234")
+        #expect(response.statusCode == 206)
+        #expect(response.value(forHTTPHeaderField: "Content-Range") == "bytes 2-4/10")
+        #expect(outcome == .hit)
+        #expect(fixture.origin.received.count == 1)
+    }
+
     /// A stored `301` is served from the store and followed; each URL's answer is stored under it.
     @Test func aPermanentRedirectIsStoredAndFollowedThroughTheCache() async throws {
         let fixture = try await Fixture { request in

@@ -113,6 +113,12 @@ final class HTTPCacheEngine: Sendable {
         for request: HTTPRequest, body: HTTPCacheBody?, policy: HTTPCachePolicy, revalidatesInBackground: Bool = true,
         origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) async throws -> HTTPCacheResponse {
+        let requestCC = HTTPCacheRules.requestCacheControl(request)
+        let onlyIfCached = requestCC.contains("only-if-cached") || policy.kind == .returnStoredDontLoad
+        if request.method == .get, request.headerFields[.range] != nil, policy.kind != .noStore,
+           let answer = await storedRangeAnswer(for: request, policy: policy, onlyIfCached: onlyIfCached) {
+            return answer
+        }
         let usesStore = policy.kind != .noStore && (request.method == .get || request.method == .head)
             && request.headerFields[.range] == nil
         guard usesStore else {
@@ -124,8 +130,6 @@ final class HTTPCacheEngine: Sendable {
             return finish(HTTPCacheResponse(response: response, body: responseBody, outcome: .bypass))
         }
         let key = Self.key(for: request)
-        let requestCC = HTTPCacheRules.requestCacheControl(request)
-        let onlyIfCached = requestCC.contains("only-if-cached") || policy.kind == .returnStoredDontLoad
         var waited = false
         while true {
             let now = clock.nanosecondsNow
@@ -189,6 +193,32 @@ final class HTTPCacheEngine: Sendable {
         }
     }
 
+    /// The answer to a GET with `Range` from the stored response when it may be used as it is
+    /// (fresh, stale where allowed, or any for ``HTTPCachePolicy/returnStoredElseLoad``): the part
+    /// asked for, a `416`, a `304`, or the whole response (see ``serve(_:for:now:outcome:)``). A
+    /// `504` when the request may not reach the origin; otherwise `nil`, and the request goes to
+    /// the origin as it is, uncached, as before: nothing stored, a response that would need
+    /// validating first (the origin's answer to a `Range` request is a part, which the cache does
+    /// not store), or one that does not serve ranges (``HTTPCacheRules/servesRanges(from:)``).
+    private func storedRangeAnswer(for request: HTTPRequest, policy: HTTPCachePolicy, onlyIfCached: Bool) async -> HTTPCacheResponse? {
+        if let stored = await storedVariant(forKey: Self.key(for: request), request: request),
+           HTTPCacheRules.servesRanges(from: stored) {
+            let now = clock.nanosecondsNow
+            let decision = rules.decision(for: request, stored: stored, now: now)
+            switch policy.kind {
+            case .returnStoredElseLoad, .returnStoredDontLoad:
+                return serve(stored, for: request, now: now, outcome: decision == .fresh ? .hit : .stale)
+            case .useProtocolPolicy where decision == .fresh:
+                return serve(stored, for: request, now: now, outcome: .hit)
+            case .useProtocolPolicy where decision == .staleAllowed:
+                return serve(stored, for: request, now: now, outcome: .stale)
+            default:
+                break
+            }
+        }
+        return onlyIfCached ? gatewayTimeout() : nil
+    }
+
     private enum Action {
         case fetch
         case validate(StoredResponse)
@@ -230,9 +260,11 @@ final class HTTPCacheEngine: Sendable {
     /// ``response(for:body:policy:revalidatesInBackground:origin:)``, which gives the same answer
     /// for a fresh response.
     func freshAnswerInMemory(for request: HTTPRequest) -> HTTPCacheResponse? {
-        guard request.method == .get || request.method == .head, request.headerFields[.range] == nil,
+        let hasRange = request.headerFields[.range] != nil
+        guard request.method == .get || request.method == .head && !hasRange,
               let entry = memory.value(forKey: Self.key(for: request)),
-              let stored = entry.variants.first(where: { HTTPCacheRules.varyMatches($0, request: request) })
+              let stored = entry.variants.first(where: { HTTPCacheRules.varyMatches($0, request: request) }),
+              !hasRange || HTTPCacheRules.servesRanges(from: stored)
         else { return nil }
         let now = clock.nanosecondsNow
         guard rules.decision(for: request, stored: stored, now: now) == .fresh else { return nil }
@@ -274,16 +306,28 @@ final class HTTPCacheEngine: Sendable {
     // MARK: - Serving stored responses
 
     /// `stored` as the answer to `request`: with `Age`, or a `304` when the request's own
-    /// conditions match.
+    /// conditions match, or the part a `Range` asks for (`206`, or `416` when no byte of it
+    /// exists; RFC 9110 §14), evaluated after the conditions as RFC 9110 §13.2.2 orders them.
     func serve(_ stored: StoredResponse, for request: HTTPRequest, now: Int64, outcome: HTTPCacheOutcome) -> HTTPCacheResponse {
         let fields = rules.servedFields(stored, now: now)
         if HTTPCacheRules.clientConditionMatches(request, stored: stored) {
             let response = HTTPResponse(status: .notModified, headerFields: HTTPCacheRules.notModifiedFields(fields))
             return finish(HTTPCacheResponse(response: response, body: HTTPCacheBody(), outcome: outcome))
         }
-        let response = HTTPResponse(status: stored.status, headerFields: fields)
-        let body = request.method == .head ? HTTPCacheBody() : HTTPCacheBody(bytes: stored.body)
-        return finish(HTTPCacheResponse(response: response, body: body, outcome: outcome))
+        switch HTTPCacheRules.byteRange(for: request, stored: stored) {
+        case .part(let range):
+            let fields = HTTPCacheRules.partialContentFields(fields, range: range, length: stored.body.count)
+            let response = HTTPResponse(status: .partialContent, headerFields: fields)
+            return finish(HTTPCacheResponse(response: response, body: HTTPCacheBody(bytes: Array(stored.body[range])), outcome: outcome))
+        case .unsatisfiable(let length):
+            let response = HTTPResponse(
+                status: .rangeNotSatisfiable, headerFields: HTTPCacheRules.rangeNotSatisfiableFields(length: length))
+            return finish(HTTPCacheResponse(response: response, body: HTTPCacheBody(), outcome: outcome))
+        case nil:
+            let response = HTTPResponse(status: stored.status, headerFields: fields)
+            let body = request.method == .head ? HTTPCacheBody() : HTTPCacheBody(bytes: stored.body)
+            return finish(HTTPCacheResponse(response: response, body: body, outcome: outcome))
+        }
     }
 
     func gatewayTimeout() -> HTTPCacheResponse {
