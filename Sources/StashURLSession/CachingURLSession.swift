@@ -44,9 +44,9 @@ import StashHTTP
 ///   does not vary on `Cookie` unless the origin says `Vary: Cookie`.
 ///
 /// ## Limits
-/// Bodies are read whole (as `data(for:)` reads them); `bytes(for:)` is not offered, since
-/// `URLSession.AsyncBytes` cannot be created outside Foundation (and FoundationNetworking on Linux
-/// has no `bytes(for:)`). Task delegates are asked about redirects and challenges only; other
+/// Bodies are read whole (as `data(for:)` reads them), also by ``bytes(for:delegate:)``, which
+/// returns its own ``AsyncBytes`` since `URLSession.AsyncBytes` cannot be created outside
+/// Foundation (and FoundationNetworking on Linux has no `bytes(for:)`). Task delegates are asked about redirects and challenges only; other
 /// task events (progress, metrics) concern the underlying requests and go to the session's delegate.
 ///
 /// Thread-safe: share one instance. It never blocks a thread: it suspends while the cache or the
@@ -122,6 +122,38 @@ public final class CachingURLSession: Sendable {
     /// - Throws: As ``data(for:delegate:)``.
     public func data(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (Data, URLResponse) {
         try await data(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Loads `request` through the cache, as `URLSession.bytes(for:delegate:)` does without one
+    /// (a method Apple platforms have and FoundationNetworking on Linux does not; this one works on
+    /// both), giving the body as an `AsyncSequence` of bytes.
+    ///
+    /// The body is read whole before this returns, as the cache needs it whole to store it: the
+    /// loop over the bytes never waits for the network, and a response that never ends (a stream
+    /// of server-sent events) never returns. Use `session`, the underlying `URLSession`, for such
+    /// streams: the cache would not store them anyway.
+    ///
+    /// - Parameters:
+    ///   - request: As in ``data(for:delegate:)``.
+    ///   - delegate: As in ``data(for:delegate:)``. Defaults to `nil`.
+    /// - Returns: The body as ``AsyncBytes`` (not `URLSession.AsyncBytes`, which only Foundation
+    ///   can create) and the response, as ``data(for:delegate:)`` returns it.
+    /// - Throws: As ``data(for:delegate:)``.
+    /// - Complexity: As ``data(for:delegate:)``. Never blocks a thread. Thread-safe.
+    public func bytes(for request: URLRequest, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (AsyncBytes, URLResponse) {
+        let (data, response) = try await data(for: request, delegate: delegate)
+        return (AsyncBytes(data), response)
+    }
+
+    /// Loads `url` through the cache, as `URLSession.bytes(from:delegate:)` does without one.
+    ///
+    /// - Parameters:
+    ///   - url: An `http` or `https` URL.
+    ///   - delegate: As in ``data(for:delegate:)``. Defaults to `nil`.
+    /// - Returns: As ``bytes(for:delegate:)``.
+    /// - Throws: As ``data(for:delegate:)``.
+    public func bytes(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (AsyncBytes, URLResponse) {
+        try await bytes(for: URLRequest(url: url), delegate: delegate)
     }
 
     /// Loads `request` through the cache and says how the response was produced.
