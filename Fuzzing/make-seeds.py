@@ -57,6 +57,9 @@ def http_seeds():
         (8, 0, near, ["Cache-Control: no-store, must-understand, max-age=60"], ["Cache-Control: min-fresh=10, max-age=5"]),
         (8, 13, near, ["Cache-Control: max-age=60, stale-while-revalidate=100, stale-if-error=5", "Age: 2147483648"], ["Pragma: no-cache"]),
         (0, 0, (-2**63, 2**63 - 1, 0), ["Cache-Control: max-age=2147483648", "Expires: Fri, 31 Dec 9999 23:59:59 GMT"], []),
+        (8, 0, near, ["Cache-Control: max-age=60", "ETag: \"r\""], ["Range: bytes=0-1", "If-Range: \"r\""]),
+        (8, 0, near, ["Cache-Control: max-age=60", "Last-Modified: Mon, 01 Dec 2025 00:00:00 GMT", "Date: Thu, 01 Jan 2026 00:00:00 GMT"],
+         ["Range: bytes=-99999999999999999999", "If-Range: Mon, 01 Dec 2025 00:00:00 GMT"]),
     ]
     for flags, status, times, response, request in exchanges:
         seed = exchange(flags, status, times, response, request)

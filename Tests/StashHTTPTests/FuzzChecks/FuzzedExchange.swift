@@ -51,10 +51,10 @@ struct FuzzedExchange {
     }
 
     /// The stored response, its `Vary` values taken from `request` as the store does.
-    func storedResponse() -> StoredResponse {
+    func storedResponse(body: [UInt8] = []) -> StoredResponse {
         let names = HTTPCacheRules.varyNames(responseFields) ?? ["*"]
         return StoredResponse(
             status: status, fields: responseFields, requestTime: requestTime, responseTime: responseTime,
-            varyValues: HTTPCacheRules.varyValues(names: names, request: request), body: [])
+            varyValues: HTTPCacheRules.varyValues(names: names, request: request), body: body)
     }
 }

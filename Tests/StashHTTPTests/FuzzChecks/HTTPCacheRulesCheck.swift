@@ -11,7 +11,9 @@ import HTTPTypes
 /// that `Vary: *` makes unmatchable, and such a response never matches a request; `no-cache`
 /// always means `validate`; `fresh` only when the lifetime exceeds the age; a response that
 /// forbids serving stale is never served stale on error; the served `Age` is digits within
-/// 0...2^31.
+/// 0...2^31. A `Range` answered from a stored body (of a length taken from the request time) is
+/// a non-empty part within the body, or a `416` for that length; never a part of a response
+/// that is not a `200`, nor without a `Range`.
 package enum HTTPCacheRulesCheck {
     package static func check(_ bytes: [UInt8]) throws(PropertyViolation) {
         let exchange = FuzzedExchange(bytes)
@@ -71,5 +73,26 @@ package enum HTTPCacheRulesCheck {
         }
         _ = HTTPCacheRules.validationRequest(for: request, stored: response)
         _ = HTTPCacheRules.clientConditionMatches(request, stored: response)
+        try checkRange(exchange)
+    }
+
+    /// The range properties, on the stored response with a body.
+    static func checkRange(_ exchange: FuzzedExchange) throws(PropertyViolation) {
+        let length = Int(truncatingIfNeeded: exchange.requestTime & 0xFFF)
+        let response = exchange.storedResponse(body: [UInt8](repeating: 0x61, count: length))
+        switch HTTPCacheRules.byteRange(for: exchange.request, stored: response) {
+        case nil:
+            break
+        case .some(_) where response.status.code != 200 || exchange.request.headerFields[.range] == nil:
+            throw PropertyViolation("a range answer for status \(response.status.code) or without Range")
+        case .part(let range):
+            guard range.lowerBound >= 0, range.upperBound < length else {
+                throw PropertyViolation("the part \(range) of a body of \(length) bytes")
+            }
+            let fields = HTTPCacheRules.partialContentFields(response.fields, range: range, length: length)
+            guard fields[.contentLength] == String(range.count) else { throw PropertyViolation("Content-Length of \(range)") }
+        case .unsatisfiable(let answered):
+            guard answered == length else { throw PropertyViolation("416 for \(answered) bytes of \(length)") }
+        }
     }
 }
