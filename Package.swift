@@ -31,6 +31,9 @@ let httpClient: Set<String> = ["AsyncHTTPClient"]
 let hummingbird: Set<String> = ["Hummingbird"]
 let openAPI: Set<String> = ["OpenAPI"]
 let vapor: Set<String> = ["Vapor"]
+let serviceLifecycle: Set<String> = ["ServiceLifecycle"]
+let serviceLifecycleProduct: Target.Dependency = .product(
+    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: serviceLifecycle))
 
 let package = Package(
     name: "Stash",
@@ -74,7 +77,11 @@ let package = Package(
             name: "Vapor",
             description: "The StashVapor product: a Vapor 4 Cache driver and an HTTP response-cache middleware."
         ),
-        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird", "OpenAPI", "Vapor"]),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "Service conformances (swift-service-lifecycle, no SwiftNIO) for every Stash type with background work: MemoryCache, DiskCache, Cache, HTTPCache, and with Redis, RedisClient, RedisClusterClient and RedisCacheTier."
+        ),
+        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird", "OpenAPI", "Vapor", "ServiceLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -101,6 +108,7 @@ let package = Package(
             dependencies: [
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
+                serviceLifecycleProduct,
             ]
         ),
         .executableTarget(
@@ -144,6 +152,7 @@ let package = Package(
                 "Stash",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                serviceLifecycleProduct,
             ]
         ),
         // URLSession through the HTTP cache: a caching session and a URLProtocol. Foundation
@@ -172,7 +181,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StashTests",
-            dependencies: ["Stash", "StressSupport", "StashTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Stash", "StressSupport", "StashTestSupport", .product(name: "Logging", package: "swift-log"), serviceLifecycleProduct]
         ),
 
         // --- Trait `Redis` ---------------------------------------------------------------
@@ -186,6 +195,7 @@ let package = Package(
                 nio("NIOConcurrencyHelpers", when: redis),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: redis)),
                 .product(name: "Logging", package: "swift-log"),
+                serviceLifecycleProduct,
             ]
         ),
         // Not a product: the client side of scripts/redis/bench.sh (beside redis-benchmark).
@@ -216,6 +226,7 @@ let package = Package(
                 nio("NIOEmbedded", when: redis),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: redis)),
                 .product(name: "Logging", package: "swift-log"),
+                serviceLifecycleProduct,
             ]
         ),
 

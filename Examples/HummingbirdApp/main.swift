@@ -8,7 +8,7 @@
 // - sessions in a StashPersistDriver on memory + a Redis tier shared by the fleet;
 // - an RFC 9111 response cache for its own routes (HTTPCacheMiddleware, shared mode, on disk);
 // - the caches' statistics through swift-metrics (CacheMetrics);
-// - graceful shutdown: the services close the caches, then the Redis client is closed.
+// - graceful shutdown: every cache, the Redis tier and its client are services of the app.
 import Foundation
 import Hummingbird
 import Logging
@@ -67,12 +67,11 @@ struct CacheMetricsService: Service {
 }
 
 var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)), logger: logger)
-// On SIGTERM or SIGINT, the service group shuts these down: the driver and the response cache
-// close what they own, the metrics record a last reading.
-app.addServices(persist, HTTPCacheService(cache: responses), CacheMetricsService())
+// On SIGTERM or SIGINT the service group stops the server, then these in reverse order: the
+// metrics record a last reading, the response cache and the session cache finish their background
+// work (revalidations, changes on their way to Redis) and close, then the Redis tier and client.
+app.addServices(redis, sessionTier, sessions, responses, CacheMetricsService())
 try await app.runService()
-await sessionTier.close()
-await redis.close()
 #else
 print("stash-hummingbird-example needs the Hummingbird and Redis traits")
 #endif

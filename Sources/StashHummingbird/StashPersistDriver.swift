@@ -39,8 +39,8 @@ import Stash
 /// from its JSON.
 ///
 /// ## Lifecycle
-/// A `Service`: `run()` waits for graceful shutdown, then `shutdown()` flushes and closes the disk
-/// tier of a cache the driver made itself (``init(memoryCountLimit:memoryCostLimit:directory:diskSizeLimit:logger:)``).
+/// A `Service`: `run()` waits for graceful shutdown, then `shutdown()` closes a cache the driver
+/// made itself (``init(memoryCountLimit:memoryCostLimit:directory:diskSizeLimit:logger:)``).
 /// A cache given to ``init(cache:clock:)`` is the caller's to close.
 ///
 /// Thread-safe: a value type over thread-safe parts; call it from any task.
@@ -158,11 +158,11 @@ public struct StashPersistDriver: PersistDriver {
         try await cache.removeValue(forKey: key)
     }
 
-    /// Flushes and closes the disk tier of a cache the driver made; does nothing for a cache given
-    /// to it.
+    /// Closes a cache the driver made (`Cache.close(timeout:)`: its background work finishes, its
+    /// tiers close); does nothing for a cache given to it.
     public func shutdown() async throws {
-        guard ownsCache, let disk = cache.disk else { return }
-        await disk.close()
+        guard ownsCache else { return }
+        await cache.close()
     }
 
     // MARK: - Records

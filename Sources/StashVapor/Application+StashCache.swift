@@ -24,10 +24,11 @@ extension Application.Caches.Provider {
     /// A ``StashVaporCache`` on `cache`, which may have any tiers (memory, disk, Redis):
     /// `app.caches.use(.stash(cache))`.
     ///
-    /// The app then owns the cache's disk tier: on shutdown (`app.asyncShutdown()`) a
-    /// `LifecycleHandler` stops the HTTP server (so that no request in flight finds the tier
-    /// closed), then flushes and closes it. A Redis tier and its client stay the caller's, to close
-    /// after the app has shut down.
+    /// The app then owns the cache: on shutdown (`app.asyncShutdown()`) a `LifecycleHandler`
+    /// stops the HTTP server (so that no request in flight finds the cache closed), then closes
+    /// it (`Cache.close(timeout:)`: its changes on their way to Redis finish, its tiers close;
+    /// the synchronous `app.shutdown()` closes the memory and disk tiers without waiting). A Redis
+    /// tier and its client stay the caller's, to close after the app has shut down.
     ///
     /// - Parameter cache: The cache. Give its disk and Redis tiers `DiskCodec.jsonRecord`.
     /// - Complexity: O(1).
@@ -60,17 +61,18 @@ private struct StashCacheKey: StorageKey {
     typealias Value = Stash.Cache<JSONRecord>
 }
 
-/// Stops the server, then flushes and closes the cache's disk tier, when the app shuts down.
+/// Stops the server, then closes the cache, when the app shuts down.
 private struct StashCacheLifecycle: LifecycleHandler {
     let cache: Stash.Cache<JSONRecord>
 
     func shutdownAsync(_ application: Application) async {
         await application.server.shutdown()
-        await cache.disk?.close()
+        await cache.close()
     }
 
     func shutdown(_ application: Application) {
         application.server.shutdown()
+        cache.memory?.close()
         cache.disk?.close()
     }
 }

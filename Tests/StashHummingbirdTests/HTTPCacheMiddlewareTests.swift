@@ -219,7 +219,7 @@ import Testing
         var app = Application(
             responder: HTTPCacheResponder(responder: plain.buildResponder(), cache: cache),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        app.addServices(HTTPCacheService(cache: cache))
+        app.addServices(cache)
         try await app.test(.live) { client in
             _ = try await client.execute(uri: "/swr", method: .get)
             clock.advance(by: .seconds(5))
@@ -227,7 +227,7 @@ import Testing
             #expect(String(buffer: stale.body) == "v1")
             #expect(stale.headers[.init("Cache-Status")!] == "Stash; hit; detail=stale")
         }
-        // The app shut down: HTTPCacheService waited for the background revalidation, then closed the cache.
+        // The app shut down: the cache, a service of the app, waited for the background revalidation, then closed.
         #expect(version.withLock { $0 } == 2)
     }
 }

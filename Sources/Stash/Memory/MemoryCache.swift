@@ -47,6 +47,8 @@ import Logging
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline
     let core: MemoryCacheCore<Key, Value>
+    /// The monitor this cache listens to, for ``close()``.
+    private let memoryPressureMonitor: MemoryPressureMonitor
 
     /// Creates an empty cache with every setting from `configuration`.
     ///
@@ -94,7 +96,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         #if DEBUG
         core._checksInvariants = checksInvariants
         #endif
+        self.memoryPressureMonitor = memoryPressureMonitor
         memoryPressureMonitor.addObserver(core)
+    }
+
+    /// Stops the cache's background work: the auto-trim sweep (``autoTrimInterval`` becomes
+    /// `nil`) and listening for memory pressure. What a server calls on shutdown; in a
+    /// swift-service-lifecycle `ServiceGroup` the cache calls it itself on graceful shutdown.
+    ///
+    /// The cache keeps working afterwards: reads, writes and the limits, which every write
+    /// enforces, are unchanged; expired entries go when they are read or evicted. Nothing needs
+    /// writing: the cache holds no resource but memory. Calling it again does nothing more.
+    ///
+    /// - Complexity: O(1). Thread-safe; does not block.
+    public func close() {
+        core.autoTrimInterval = nil
+        memoryPressureMonitor.removeObserver(core)
     }
 
     /// The label given at initialisation, for logs.

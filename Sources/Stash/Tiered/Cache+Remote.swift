@@ -166,7 +166,7 @@ extension Cache {
                 loadTickets.withLock { $0.void(key) }
                 memory?.removeValue(forKey: key)
             }
-            Task {
+            background.start { [self] in
                 // A disk failure leaves the disk's copy, readable again once the invalidation ends.
                 _ = try? await disk.run { [self] () throws(StashError) in
                     try stripes.endInvalidation(of: key) { () throws(StashError) in
@@ -181,7 +181,7 @@ extension Cache {
             loadTickets.withLock { $0.voidAll() }
             // Taken now: a loss heard while the drop runs is not ended by it.
             let losses = remoteLink?.subscriptionLosses ?? 0
-            Task {
+            background.start { [self] in
                 await dropLocalValuesExceptUnsent()
                 remoteLink?.didApply(invalidation)
                 remoteLink?.subscriptionRestored(after: losses)

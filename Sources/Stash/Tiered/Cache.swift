@@ -97,6 +97,13 @@ public final class Cache<Value: Sendable>: Sendable {
     let loadTickets = LockedValue(LoadTickets<String>())
     /// The remote tier and what the cache keeps about it, or `nil` for a local cache.
     let remoteLink: RemoteTierLink<Value>?
+    /// The work that outlives the calls that asked for it (changes on their way to the remote
+    /// tier, invalidations applied to the disk tier), for ``close(timeout:)`` to wait for.
+    let background: BackgroundTasks
+    /// The tiers' clock, for ``close(timeout:)``'s bound.
+    let clock: any CacheClock
+    /// Where shutdown is reported.
+    let logger: Logger
 
     /// Combines up to three tiers, any of which may be `nil` (but not all).
     ///
@@ -140,8 +147,12 @@ public final class Cache<Value: Sendable>: Sendable {
         defaultRefreshAfter = loadOptions.refreshAfter?.nanosecondsClamped ?? .max
         stripes = KeyStripes()
         let clock: any CacheClock = memory?.core.table.clock ?? disk?.clock ?? SystemClock()
+        self.clock = clock
+        self.logger = logger
+        let background = BackgroundTasks()
+        self.background = background
         loading = LoadingEngine(clock: clock, logger: logger)
-        remoteLink = remote.map { RemoteTierLink(tier: $0, clock: clock, logger: logger) }
+        remoteLink = remote.map { RemoteTierLink(tier: $0, clock: clock, logger: logger, background: background) }
         startReceivingInvalidations()
     }
 
@@ -388,7 +399,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
         defer {
-            if let remoteLink { Task { await remoteLink.removeAll() } }
+            if let remoteLink { background.start { await remoteLink.removeAll() } }
         }
         try removeLocalValues(progress: progress)
     }

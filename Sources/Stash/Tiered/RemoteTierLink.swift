@@ -66,10 +66,13 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     /// The outages, on the cache's clock.
     private let outages: IncidentLog
     private let state = LockedValue(State())
+    /// The cache's background work, where sends and repairs run.
+    private let background: BackgroundTasks
 
-    init(tier: any RemoteCacheTier<Value>, clock: any CacheClock, logger: Logger) {
+    init(tier: any RemoteCacheTier<Value>, clock: any CacheClock, logger: Logger, background: BackgroundTasks) {
         self.tier = tier
         self.logger = logger
+        self.background = background
         outages = IncidentLog(logger: logger, clock: clock, quietPeriod: Self.recoveryQuietPeriod)
     }
 
@@ -142,9 +145,9 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
     }
 
-    /// ``send(_:ticket:)`` in a task of its own, for the synchronous API.
+    /// ``send(_:ticket:)`` in a background task of the cache's, for the synchronous API.
     func sendInBackground(_ change: Change, ticket: RemoteWriteOrder.Ticket) {
-        Task { await self.send(change, ticket: ticket) }
+        background.start { await self.send(change, ticket: ticket) }
     }
 
     /// Empties the remote tier's namespace; on failure, distrusts all of it until a later one succeeds.
@@ -219,7 +222,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             return (state.staleKeys.map { (key: $0.key, mark: $0.value) }, false)
         }
         guard let work else { return }
-        Task {
+        background.start {
             if work.everything {
                 await self.removeAll()
             } else {
@@ -319,6 +322,23 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             }
             if now { continuation.resume() }
         }
+    }
+
+    /// Stops subscribing and waits until the tier has stopped: for the cache's `close`.
+    func close() async {
+        let (task, subscribed) = state.withLock { state in
+            state.stopped = true
+            return (state.subscriptionTask, state.subscribed)
+        }
+        task?.cancel()
+        await task?.value
+        if subscribed || state.withLock({ $0.subscribed }) { await tier.stopReceivingInvalidations() }
+    }
+
+    /// The number of keys whose shared copy is older than the local one, or `nil` when the whole
+    /// remote tier is distrusted: what a shutdown leaves unrepaired.
+    var staleKeyCount: Int? {
+        state.withLock { $0.everythingStale ? nil : $0.staleKeys.count }
     }
 
     /// Stops subscribing (in the background: called from the cache's `deinit`).

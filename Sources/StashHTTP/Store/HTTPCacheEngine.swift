@@ -19,11 +19,11 @@ final class HTTPCacheEngine: Sendable {
     private struct State {
         /// The gate of the origin request under way for each key.
         var inFlight: [String: FetchGate] = [:]
-        var background: [Int: Task<Void, Never>] = [:]
-        var nextBackgroundID = 0
         var diskClosed = false
     }
     private let state = LockedValue(State())
+    /// The background revalidations under way, for shutdown to wait for.
+    private let background = BackgroundTasks()
     /// How many responses had each outcome (see ``statistics``).
     private let outcomes = LockedValue(OutcomeCounts())
     private struct OutcomeCounts {
@@ -585,18 +585,16 @@ final class HTTPCacheEngine: Sendable {
         origin: @escaping @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody)
     ) {
         let gate = FetchGate()
-        let id: Int? = state.withLock { state in
-            guard state.inFlight[key] == nil else { return nil }
+        let started: Bool = state.withLock { state in
+            guard state.inFlight[key] == nil else { return false }
             state.inFlight[key] = gate
-            state.nextBackgroundID += 1
-            return state.nextBackgroundID
+            return true
         }
-        guard let id else { return }
-        let task = Task {
+        guard started else { return }
+        background.start {
             defer {
                 self.state.withLock { state in
                     if state.inFlight[key] === gate { state.inFlight[key] = nil }
-                    state.background[id] = nil
                 }
                 gate.open()
             }
@@ -608,9 +606,6 @@ final class HTTPCacheEngine: Sendable {
                     metadata: ["key": "\(key)", "error": "\(error)"])
             }
         }
-        state.withLock { state in
-            if state.inFlight[key] === gate { state.background[id] = task }
-        }
     }
 
     /// How many calls wait for the origin request under way for `key`: for tests.
@@ -620,11 +615,7 @@ final class HTTPCacheEngine: Sendable {
 
     /// Waits for every background revalidation started so far: for tests and shutdown.
     func waitForBackgroundRevalidations() async {
-        while true {
-            let tasks = state.withLock { Array($0.background.values) }
-            if tasks.isEmpty { return }
-            for task in tasks { await task.value }
-        }
+        await background.waitUntilIdle()
     }
 }
 

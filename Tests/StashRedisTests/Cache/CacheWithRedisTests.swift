@@ -2,6 +2,9 @@
 import Foundation
 import Logging
 import NIOCore
+#if ServiceLifecycle
+import ServiceLifecycle
+#endif
 import StashTestSupport
 import XCTest
 @testable import Stash
@@ -119,6 +122,58 @@ final class CacheWithRedisTests: XCTestCase {
         let shared = try await reader.value(forKey: "ordered")
         XCTAssertEqual(shared, "last")
         XCTAssertEqual(cache.remoteLink?.order.keysInFlight, [])
+    }
+
+    /// `close` waits for the changes the synchronous API sends to Redis in the background: once
+    /// it returns, every one of them is in Redis, and the memory and disk tiers are closed.
+    func testClosingWaitsForTheChangesOnTheirWayToRedis() async throws {
+        let cache = try makeCache()
+        let reader = try makeCache(memory: false, disk: false)
+        try writeDistinctKeysSynchronously(cache, count: 200)
+        await cache.close()
+        XCTAssertEqual(cache.background.count, 0)
+        for index in 0..<200 {
+            let shared = try await reader.value(forKey: "close-\(index)")
+            XCTAssertEqual(shared, "v\(index)")
+        }
+        XCTAssertNil(cache.memory?.autoTrimInterval)
+        do {
+            _ = try await cache.disk?.value(forKey: "close-0")
+            XCTFail("the disk tier answered after close")
+        } catch {
+            XCTAssertEqual(error.code, .closed)
+        }
+    }
+
+    #if ServiceLifecycle
+    /// A client, its tier and a cache in one group, listed in the order the docs give: on graceful
+    /// shutdown the cache's last changes reach Redis, then the tier and the client close.
+    func testAServiceGroupClosesTheCacheThenTheTierThenTheClient() async throws {
+        let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
+        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "shared:"))
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: tier)
+        let reader = try makeCache(memory: false, disk: false)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: client), .init(service: tier), .init(service: cache)], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try writeDistinctKeysSynchronously(cache, count: 50)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        let last = try await reader.value(forKey: "close-49")
+        XCTAssertEqual(last, "v49")
+        do {
+            _ = try await client.get("shared:close-0")
+            XCTFail("the client answered after the group shut down")
+        } catch {
+            XCTAssertEqual(error.code, .connectionClosed)
+        }
+    }
+    #endif
+
+    private func writeDistinctKeysSynchronously(_ cache: Cache<String>, count: Int) throws {
+        for index in 0..<count { try cache.setValue("v\(index)", forKey: "close-\(index)") }
     }
 
     /// The synchronous API, which sends to Redis in the background.

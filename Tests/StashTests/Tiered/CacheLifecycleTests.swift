@@ -1,0 +1,94 @@
+import Logging
+import StashTestSupport
+import Testing
+@testable import Stash
+#if ServiceLifecycle
+import ServiceLifecycle
+#endif
+
+/// Shutdown: the background work `close()` waits for, what each `close()` stops, and the
+/// `Service` conformances in a real `ServiceGroup`.
+@Suite(.timeLimit(.minutes(2))) struct CacheLifecycleTests {
+    @Test func waitingForBackgroundTasksReturnsWhenTheLastOneEnds() async {
+        let tasks = BackgroundTasks()
+        let gate = AsyncGate()
+        let finished = Counter()
+        for _ in 0..<3 {
+            tasks.start {
+                await gate.wait()
+                finished.increment()
+            }
+        }
+        #expect(tasks.count == 3)
+        async let idle: Void = tasks.waitUntilIdle()
+        while gate.waitingCount < 3 { await Task.yield() }
+        gate.open()
+        await idle
+        #expect(finished.count == 3)
+        #expect(tasks.count == 0)
+        await tasks.waitUntilIdle()  // nothing running: returns at once
+    }
+
+    @Test func waitingIsBoundedByTheClock() async {
+        let tasks = BackgroundTasks()
+        let gate = AsyncGate()
+        tasks.start { await gate.wait() }
+        let clock = ManualClock(start: 0)
+        async let finishedInTime = tasks.waitUntilIdle(timeout: .seconds(5), clock: clock)
+        while clock.sleeperCount == 0 { await Task.yield() }
+        clock.advance(by: .seconds(5))
+        #expect(await finishedInTime == false)
+        #expect(tasks.count == 1)
+        gate.open()
+        #expect(await tasks.waitUntilIdle(timeout: .seconds(5), clock: clock))
+    }
+
+    @Test func closingAMemoryCacheStopsItsSweepAndKeepsItWorking() {
+        let cache = MemoryCache<String, Int>(configuration: .init(countLimit: 2, autoTrimInterval: .seconds(1)))
+        #expect(cache.autoTrimInterval == .seconds(1))
+        cache.close()
+        #expect(cache.autoTrimInterval == nil)
+        for (index, key) in ["a", "b", "c"].enumerated() { cache.setValue(index, forKey: key) }
+        #expect(cache.count == 2)  // the limits hold after close
+        cache.close()  // again: nothing more
+    }
+
+    @Test func closingACacheClosesItsMemoryAndDiskTiers() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try Cache<String>(
+                memory: MemoryCache(), disk: makeDiskCache(directory, codec: .string), remote: nil)
+            try await cache.setValue("kept", forKey: "k")
+            await cache.close()
+            #expect(cache.memory?.autoTrimInterval == nil)
+            await #expect(throws: StashError.self) { try await cache.disk?.value(forKey: "k") }
+            #expect(try await cache.value(forKey: "k") == "kept")  // memory still answers
+            await cache.close()  // again: nothing more
+            let reopened = try makeDiskCache(directory, codec: .string)
+            #expect(try await reopened.value(forKey: "k") == "kept")
+        }
+    }
+
+    #if ServiceLifecycle
+    /// The tiers and the cache in one group: each runs until graceful shutdown, then closes.
+    @Test func cachesInAServiceGroupCloseOnGracefulShutdown() async throws {
+        try await withTemporaryDirectory { directory in
+            let memory = MemoryCache<String, String>(configuration: .init(autoTrimInterval: .seconds(1)))
+            let disk = try makeDiskCache(directory, codec: .string)
+            let cache = try Cache<String>(memory: MemoryCache(), disk: disk, remote: nil)
+            try await cache.setValue("v", forKey: "k")
+            let group = ServiceGroup(
+                configuration: .init(services: [.init(service: memory), .init(service: cache)], logger: Logger(label: "test")))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                // Still running: the disk answers until shutdown.
+                #expect(try await disk.value(forKey: "k") == "v")
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            #expect(memory.autoTrimInterval == nil)
+            await #expect(throws: StashError.self) { try await disk.value(forKey: "k") }
+            #expect(try await makeDiskCache(directory, codec: .string).value(forKey: "k") == "v")
+        }
+    }
+    #endif
+}
