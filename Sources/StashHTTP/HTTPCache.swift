@@ -96,7 +96,8 @@ public final class HTTPCache: Sendable {
     }
 
     /// The answer to `request` under ``HTTPCachePolicy/useProtocolPolicy`` when memory holds a
-    /// fresh response for it, with `Cache-Status`, made without suspending (for an adapter that
+    /// fresh response for it (the response, a `304` to its conditions, or the `206` or `416` of its
+    /// `Range`), with `Cache-Status`, made without suspending (for an adapter that
     /// would otherwise leave its event loop for a task); `nil` otherwise, and then
     /// ``responseWithCacheStatus(for:body:policy:revalidatesInBackground:origin:)`` answers.
     ///

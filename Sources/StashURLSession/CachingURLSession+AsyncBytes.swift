@@ -8,7 +8,8 @@ extension CachingURLSession {
     /// It is a type of its own because `URLSession.AsyncBytes` cannot be created outside
     /// Foundation. On Apple platforms, Foundation's `lines`, `characters` and `unicodeScalars`
     /// apply to it as to any `AsyncSequence` of bytes; FoundationNetworking on Linux has neither
-    /// those nor `bytes(for:)`.
+    /// those nor `bytes(for:)`. It has no `task` property, as `URLSession.AsyncBytes` has: a
+    /// response served from the store has no task.
     ///
     /// The bytes are held in memory (the cache reads a body whole), so iterating never waits for
     /// the network and never throws; iterate it any number of times. A `Sendable` value.

@@ -40,13 +40,99 @@ import Testing
     }
 
     @Test func aRangeWithNoByteInTheBodyIsA416() async throws {
-        let (cache, origin, _) = try await storedResource()
+        let (cache, origin, clock) = try await storedResource()
         for range in ["bytes=11-", "bytes=20-30", "bytes=-0"] {
             let (result, text) = try await cache.get(makeRequest("/resource", [("Range", range)]), origin)
             #expect(result.response.status == .rangeNotSatisfiable, "\(range)")
             #expect(result.response.headerFields[.contentRange] == "bytes */11")
+            #expect(result.response.headerFields[.contentLength] == "0")
+            #expect(result.response.headerFields[.date] == httpDate(clock))
+            #expect(result.outcome == .hit)
+            let fast = cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Range", range)]))
+            #expect(fast?.response.status == .rangeNotSatisfiable)
+            #expect(fast?.response.headerFields[.cacheStatus] == "Stash; hit")
             #expect(text.isEmpty)
         }
+        #expect(origin.count == 1)
+    }
+
+    /// A partial answer drops the digests of the whole body, which the part would not match.
+    @Test func aPartCarriesNoDigestOfTheWholeBody() async throws {
+        let (cache, origin, _) = try await storedResource([("Content-Digest", "sha-256=:abc=:"), ("Content-MD5", "xyz"), ("Repr-Digest", "sha-256=:abc=:")])
+        let (result, _) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1")]), origin)
+        #expect(result.response.status == .partialContent)
+        #expect(result.response.headerFields[HTTPField.Name("Content-Digest")!] == nil)
+        #expect(result.response.headerFields[HTTPField.Name("Content-MD5")!] == nil)
+        #expect(result.response.headerFields[HTTPField.Name("Repr-Digest")!] == "sha-256=:abc=:")  // the representation's: kept
+    }
+
+    /// RFC 9110 §13.2.2 evaluates `If-Match` and `If-Unmodified-Since` before the range, and the
+    /// cache leaves them to the origin: a download resumed against another version gets a 412 there.
+    @Test func aRangeWithPreconditionsOnlyTheOriginEvaluatesGoesThere() async throws {
+        let (cache, origin, clock) = try await storedResource()
+        origin.respond(412, [], body: "")
+        for precondition in [("If-Match", "\"v0\""), ("If-Unmodified-Since", httpDate(clock, -7200))] {
+            let (result, _) = try await cache.get(makeRequest("/resource", [("Range", "bytes=5-"), precondition]), origin)
+            #expect(result.response.status == .preconditionFailed, "\(precondition)")
+            #expect(result.outcome == .bypass)
+            #expect(origin.requests.last?.headerFields[HTTPField.Name(precondition.0)!] == precondition.1)
+            #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Range", "bytes=5-"), precondition])) == nil)
+        }
+        #expect(origin.count == 3)
+    }
+
+    @Test func otherClientConditionsAreAnsweredBeforeTheRange() async throws {
+        let (cache, origin, clock) = try await storedResource()
+        let (modified, _) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1"), ("If-Modified-Since", httpDate(clock))]), origin)
+        #expect(modified.response.status == .notModified)
+        let (other, text) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1"), ("If-None-Match", "\"v0\"")]), origin)
+        #expect(other.response.status == .partialContent)
+        #expect(text == "01")
+        #expect(origin.count == 1)
+    }
+
+    @Test func ifRangeNeverMatchesAStoredWeakETag() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("ETag", "W/\"w\"")], body: "0123456789A")
+        _ = try await cache.get(makeRequest(), origin)
+        for ifRange in ["W/\"w\"", "\"w\""] {
+            let (result, _) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1"), ("If-Range", ifRange)]), origin)
+            #expect(result.response.status == .ok, "\(ifRange)")
+        }
+    }
+
+    /// A HEAD ignores `Range` (RFC 9110 §14.2): it is answered as any HEAD, from the store.
+    @Test func aHEADWithARangeIsAnsweredAsAnyHEAD() async throws {
+        let (cache, origin, _) = try await storedResource()
+        let (result, text) = try await cache.get(makeRequest("/resource", method: .head, [("Range", "bytes=0-1")]), origin)
+        #expect(result.response.status == .ok)
+        #expect(result.outcome == .hit)
+        #expect(text.isEmpty)
+        #expect(origin.count == 1)
+    }
+
+    @Test func aRangeOfAnotherVariantGoesToTheOrigin() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")], body: "0123456789A")
+        _ = try await cache.get(makeRequest("/resource", [("Accept-Language", "en")]), origin)
+        _ = try await cache.get(makeRequest("/resource", [("Accept-Language", "fr"), ("Range", "bytes=0-1")]), origin)
+        #expect(origin.count == 2)
+        let (english, text) = try await cache.get(makeRequest("/resource", [("Accept-Language", "en"), ("Range", "bytes=0-1")]), origin)
+        #expect(english.response.status == .partialContent)
+        #expect(text == "01")
+        #expect(origin.count == 2)
+    }
+
+    @Test func aSuffixOfAnEmptyBodyIsTheWholeEmptyResponse() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(200, [("Cache-Control", "max-age=60")], body: "")
+        _ = try await cache.get(makeRequest(), origin)
+        let (result, text) = try await cache.get(makeRequest("/resource", [("Range", "bytes=-5")]), origin)
+        #expect(result.response.status == .ok)
+        #expect(text.isEmpty)
         #expect(origin.count == 1)
     }
 
@@ -112,11 +198,35 @@ import Testing
         #expect(wholeText == "0123456789A")
     }
 
-    @Test func aRangeOfAnEncodedResponseGoesToTheOrigin() async throws {
-        let (cache, origin, _) = try await storedResource([("Content-Encoding", "gzip")])
-        _ = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1")]), origin)
-        #expect(origin.count == 2)
-        #expect(origin.requests.last?.headerFields[.range] == "bytes=0-1")
+    @Test func aRangeOfAnEncodedResponseOrOneThatRefusesRangesGoesToTheOrigin() async throws {
+        for field in [("Content-Encoding", "gzip"), ("Accept-Ranges", "none")] {
+            let (cache, origin, _) = try await storedResource([field])
+            _ = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1")]), origin)
+            #expect(origin.count == 2, "\(field)")
+            #expect(origin.requests.last?.headerFields[.range] == "bytes=0-1")
+            #expect(cache.freshResponseWithCacheStatus(for: makeRequest("/resource", [("Range", "bytes=0-1")])) == nil)
+            // A response that may not reach the origin gets the stored response whole.
+            let (whole, text) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1")]), policy: .returnStoredDontLoad, origin)
+            #expect(whole.response.status == .ok)
+            #expect(text == "0123456789A")
+            #expect(origin.count == 2)
+        }
+        // `identity` is no coding: the part is served.
+        let (cache, origin, _) = try await storedResource([("Content-Encoding", "identity")])
+        let (part, _) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1")]), origin)
+        #expect(part.response.status == .partialContent)
+        #expect(origin.count == 1)
+    }
+
+    @Test func aRangeOfAStoredErrorThatMayNotLoadGetsTheStoredResponse() async throws {
+        let clock = makeClock()
+        let cache = try makeCache(clock: clock)
+        let origin = TestOrigin(404, [("Cache-Control", "max-age=60")], body: "not here")
+        _ = try await cache.get(makeRequest(), origin)
+        let (result, text) = try await cache.get(makeRequest("/resource", [("Range", "bytes=0-1")]), policy: .returnStoredDontLoad, origin)
+        #expect(result.response.status == .notFound)
+        #expect(text == "not here")
+        #expect(origin.count == 1)
     }
 
     @Test func aRangeThatMayNotReachTheOriginAndMissesIsA504() async throws {
@@ -144,7 +254,7 @@ import Testing
             ("bytes=0-0", 5, .part(0...0)), ("BYTES=1-2", 5, .part(1...2)), (" bytes= 1-2 ", 5, .part(1...2)),
             ("bytes=4-", 5, .part(4...4)), ("bytes=5-", 5, .unsatisfiable(length: 5)), ("bytes=-5", 5, .part(0...4)),
             ("bytes=-0", 5, .unsatisfiable(length: 5)), ("bytes=0-", 0, .unsatisfiable(length: 0)),
-            ("bytes=-3", 0, .unsatisfiable(length: 0)),
+            ("bytes=-3", 0, nil),  // a suffix of an empty body: the whole, empty, response
             ("bytes=0-99999999999999999999999999", 5, .part(0...4)),
             ("bytes=99999999999999999999999999-", 5, .unsatisfiable(length: 5)),
             ("bytes=-99999999999999999999999999", 5, .part(0...4)),

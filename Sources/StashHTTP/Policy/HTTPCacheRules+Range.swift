@@ -10,15 +10,27 @@ enum ByteRangeAnswer: Equatable, Sendable {
 
 extension HTTPCacheRules {
     /// Whether a `Range` request may be answered from `stored` (the whole `200` representation,
-    /// as the cache stores it): its status is `200` and its body is the representation's bytes as
-    /// sent, with no `Content-Encoding` that a client (URLSession's libcurl) may have decoded, which
-    /// would make the stored bytes and the origin's byte offsets differ. Otherwise a `Range` request
-    /// goes to the origin.
+    /// as the cache stores it): its status is `200`, the origin did not say `Accept-Ranges: none`
+    /// (RFC 9110 §14.3), and its body is the representation's bytes as sent, with no
+    /// `Content-Encoding` that a client (URLSession's libcurl) may have decoded, which would make
+    /// the stored bytes and the origin's byte offsets differ. Otherwise a `Range` request goes to
+    /// the origin.
     static func servesRanges(from stored: StoredResponse) -> Bool {
         guard stored.status.code == 200 else { return false }
+        let acceptRanges = stored.fields[values: .acceptRanges].flatMap { $0.split(separator: ",") }
+        guard !acceptRanges.contains(where: { $0.trimmingSpaces.lowercased() == "none" }) else { return false }
         return stored.fields[values: .contentEncoding].allSatisfy { line in
             line.split(separator: ",").allSatisfy { $0.trimmingSpaces.lowercased() == "identity" }
         }
+    }
+
+    /// Whether a `Range` request carries `If-Match` or `If-Unmodified-Since`: preconditions the
+    /// cache does not evaluate (RFC 9111 §4.3.2 leaves them to the origin), which RFC 9110 §13.2.2
+    /// evaluates before the range. Such a request goes to the origin, which answers `412` when the
+    /// representation changed: a part of the stored one could be spliced onto a part of another
+    /// by a client resuming a download.
+    static func hasOriginPreconditions(_ request: HTTPRequest) -> Bool {
+        request.headerFields[.ifMatch] != nil || request.headerFields[.ifUnmodifiedSince] != nil
     }
 
     /// The part of `stored` that `request`'s `Range` asks for, or `nil` when the whole response
@@ -55,7 +67,8 @@ extension HTTPCacheRules {
     ///
     /// `bytes=first-last`, `bytes=first-` and `bytes=-suffix`, with the unit in any case and
     /// spaces around the range. A last position past the end is the end; a first position at or
-    /// past the end, or a suffix of 0, is ``ByteRangeAnswer/unsatisfiable(length:)``. Numbers of
+    /// past the end, or a suffix of 0, is ``ByteRangeAnswer/unsatisfiable(length:)``; a suffix of
+    /// an empty body is the whole (empty) body, `nil`. Numbers of
     /// any length are read without overflow (saturating).
     ///
     /// - Returns: `nil` for a value the cache ignores: another unit, invalid syntax, a last
@@ -80,7 +93,9 @@ extension HTTPCacheRules {
             guard first < length else { return .unsatisfiable(length: length) }
             return .part(first...(length - 1))
         case (nil, .some(let suffix)) where dash == spec.startIndex:
-            guard suffix > 0, length > 0 else { return .unsatisfiable(length: length) }
+            guard suffix > 0 else { return .unsatisfiable(length: length) }
+            // An empty body has no part to send: the whole (empty) response answers.
+            guard length > 0 else { return nil }
             return .part(max(0, length - suffix)...(length - 1))
         default:
             return nil
@@ -103,19 +118,32 @@ extension HTTPCacheRules {
     }
 
     /// The fields of a `206` answer of `range` from a stored body of `length` bytes: `fields`
-    /// with `Content-Range` and the part's `Content-Length` (RFC 9110 §15.3.7).
+    /// with `Content-Range` and the part's `Content-Length` (RFC 9110 §15.3.7), without the digests
+    /// of the whole body (`Content-Digest`, RFC 9530 §2, and the obsolete `Content-MD5`), which
+    /// would not match the part.
     static func partialContentFields(_ fields: HTTPFields, range: ClosedRange<Int>, length: Int) -> HTTPFields {
         var fields = fields
         fields[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(length)"
         fields[.contentLength] = String(range.count)
+        fields[.contentDigest] = nil
+        fields[.contentMD5] = nil
         return fields
     }
 
-    /// The fields of a `416` answer for a body of `length` bytes (RFC 9110 §15.5.17).
-    static func rangeNotSatisfiableFields(length: Int) -> HTTPFields {
+    /// The fields of a `416` answer for a body of `length` bytes (RFC 9110 §15.5.17), sent at
+    /// `date` (seconds since the epoch; RFC 9110 §6.6.1 asks a `Date` of a 4xx).
+    static func rangeNotSatisfiableFields(length: Int, date: Int64) -> HTTPFields {
         var fields = HTTPFields()
+        fields[.date] = HTTPDate.format(date)
         fields[.contentRange] = "bytes */\(length)"
         fields[.contentLength] = "0"
         return fields
     }
+}
+
+extension HTTPField.Name {
+    /// `Content-Digest` (RFC 9530).
+    static let contentDigest = HTTPField.Name("Content-Digest")!
+    /// `Content-MD5` (RFC 1864, obsolete): a digest of the whole body.
+    static let contentMD5 = HTTPField.Name("Content-MD5")!
 }

@@ -119,8 +119,9 @@ final class HTTPCacheEngine: Sendable {
            let answer = await storedRangeAnswer(for: request, policy: policy, onlyIfCached: onlyIfCached) {
             return answer
         }
-        let usesStore = policy.kind != .noStore && (request.method == .get || request.method == .head)
-            && request.headerFields[.range] == nil
+        // A HEAD ignores `Range` (RFC 9110 §14.2): it is answered as any HEAD.
+        let usesStore = policy.kind != .noStore
+            && (request.method == .head || request.method == .get && request.headerFields[.range] == nil)
         guard usesStore else {
             let (response, responseBody) = try await origin(request, body)
             let targets = HTTPCacheRules.invalidatedTargets(request: request, response: response)
@@ -194,29 +195,44 @@ final class HTTPCacheEngine: Sendable {
     }
 
     /// The answer to a GET with `Range` from the stored response when it may be used as it is
-    /// (fresh, stale where allowed, or any for ``HTTPCachePolicy/returnStoredElseLoad``): the part
-    /// asked for, a `416`, a `304`, or the whole response (see ``serve(_:for:now:outcome:)``). A
-    /// `504` when the request may not reach the origin; otherwise `nil`, and the request goes to
-    /// the origin as it is, uncached, as before: nothing stored, a response that would need
-    /// validating first (the origin's answer to a `Range` request is a part, which the cache does
-    /// not store), or one that does not serve ranges (``HTTPCacheRules/servesRanges(from:)``).
+    /// (fresh, stale where allowed, or any for ``HTTPCachePolicy/returnStoredElseLoad`` and
+    /// ``HTTPCachePolicy/returnStoredDontLoad``): the part asked for, a `416`, a `304`, or the
+    /// whole response (see ``serve(_:for:now:outcome:)``).
+    ///
+    /// `nil` otherwise, and the request goes to the origin as it is, uncached: nothing stored, a
+    /// response that would need validating first (the origin's answer to a `Range` request is a
+    /// part, which the cache does not store), one that does not serve ranges
+    /// (``HTTPCacheRules/servesRanges(from:)``), or a request with preconditions only the origin
+    /// evaluates (``HTTPCacheRules/hasOriginPreconditions(_:)``). When the request may not reach
+    /// the origin (`only-if-cached`, ``HTTPCachePolicy/returnStoredDontLoad``), a usable stored
+    /// response is served whole instead of going there, and a `504` answers when there is none.
     private func storedRangeAnswer(for request: HTTPRequest, policy: HTTPCachePolicy, onlyIfCached: Bool) async -> HTTPCacheResponse? {
-        if let stored = await storedVariant(forKey: Self.key(for: request), request: request),
-           HTTPCacheRules.servesRanges(from: stored) {
+        let readsStore = onlyIfCached || policy.kind == .useProtocolPolicy || policy.kind == .returnStoredElseLoad
+        if readsStore, onlyIfCached || !HTTPCacheRules.hasOriginPreconditions(request),
+           let stored = await storedVariant(forKey: Self.key(for: request), request: request),
+           onlyIfCached || HTTPCacheRules.servesRanges(from: stored) {
             let now = clock.nanosecondsNow
             let decision = rules.decision(for: request, stored: stored, now: now)
-            switch policy.kind {
-            case .returnStoredElseLoad, .returnStoredDontLoad:
-                return serve(stored, for: request, now: now, outcome: decision == .fresh ? .hit : .stale)
-            case .useProtocolPolicy where decision == .fresh:
-                return serve(stored, for: request, now: now, outcome: .hit)
-            case .useProtocolPolicy where decision == .staleAllowed:
-                return serve(stored, for: request, now: now, outcome: .stale)
-            default:
-                break
+            let outcome: HTTPCacheOutcome? = switch policy.kind {
+            case .returnStoredElseLoad, .returnStoredDontLoad: decision == .fresh ? .hit : .stale
+            case .useProtocolPolicy where decision == .fresh: .hit
+            case .useProtocolPolicy where decision == .staleAllowed: .stale
+            default: nil
+            }
+            if let outcome {
+                // With preconditions only the origin evaluates, the part is not sent: the whole.
+                let request = HTTPCacheRules.hasOriginPreconditions(request) ? Self.withoutRange(request) : request
+                return serve(stored, for: request, now: now, outcome: outcome)
             }
         }
         return onlyIfCached ? gatewayTimeout() : nil
+    }
+
+    /// `request` without its `Range`.
+    private static func withoutRange(_ request: HTTPRequest) -> HTTPRequest {
+        var request = request
+        request.headerFields[.range] = nil
+        return request
     }
 
     private enum Action {
@@ -255,16 +271,17 @@ final class HTTPCacheEngine: Sendable {
     }
 
     /// The answer to `request` when memory holds a fresh response for it (or a `304` for its own
-    /// conditions), made without suspending; `nil` when anything else may apply (a miss in memory,
+    /// conditions, or the `206` or `416` of its `Range`), made without suspending; `nil` when anything else may apply (a miss in memory,
     /// a stale response, a request the store does not answer), for the caller to go through
     /// ``response(for:body:policy:revalidatesInBackground:origin:)``, which gives the same answer
     /// for a fresh response.
     func freshAnswerInMemory(for request: HTTPRequest) -> HTTPCacheResponse? {
-        let hasRange = request.headerFields[.range] != nil
-        guard request.method == .get || request.method == .head && !hasRange,
+        let rangeOfGET = request.method == .get && request.headerFields[.range] != nil
+        guard request.method == .get || request.method == .head,
+              !rangeOfGET || !HTTPCacheRules.hasOriginPreconditions(request),
               let entry = memory.value(forKey: Self.key(for: request)),
               let stored = entry.variants.first(where: { HTTPCacheRules.varyMatches($0, request: request) }),
-              !hasRange || HTTPCacheRules.servesRanges(from: stored)
+              !rangeOfGET || HTTPCacheRules.servesRanges(from: stored)
         else { return nil }
         let now = clock.nanosecondsNow
         guard rules.decision(for: request, stored: stored, now: now) == .fresh else { return nil }
@@ -320,8 +337,8 @@ final class HTTPCacheEngine: Sendable {
             let response = HTTPResponse(status: .partialContent, headerFields: fields)
             return finish(HTTPCacheResponse(response: response, body: HTTPCacheBody(bytes: Array(stored.body[range])), outcome: outcome))
         case .unsatisfiable(let length):
-            let response = HTTPResponse(
-                status: .rangeNotSatisfiable, headerFields: HTTPCacheRules.rangeNotSatisfiableFields(length: length))
+            let fields = HTTPCacheRules.rangeNotSatisfiableFields(length: length, date: now / HTTPCacheRules.nanosecondsPerSecond)
+            let response = HTTPResponse(status: .rangeNotSatisfiable, headerFields: fields)
             return finish(HTTPCacheResponse(response: response, body: HTTPCacheBody(), outcome: outcome))
         case nil:
             let response = HTTPResponse(status: stored.status, headerFields: fields)
