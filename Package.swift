@@ -1,14 +1,16 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Five package traits put the integrations behind a switch (docs/development.md):
+// Six package traits put the integrations behind a switch (docs/development.md):
 //
 // - `Redis`: the `StashRedis` product (a RESP client on SwiftNIO and swift-nio-ssl);
 // - `AsyncHTTPClient`: the `StashAsyncHTTPClient` product and the `stash-proxy` executable
 //   (AsyncHTTPClient, SwiftNIO);
-// - `Hummingbird`: the `StashHummingbird` product (Hummingbird 2, swift-service-lifecycle);
+// - `Hummingbird`: the `StashHummingbird` product (Hummingbird 2; turns `ServiceLifecycle` on);
 // - `OpenAPI`: the `StashOpenAPI` product (swift-openapi-runtime, no SwiftNIO);
-// - `Vapor`: the `StashVapor` product (Vapor 4).
+// - `Vapor`: the `StashVapor` product (Vapor 4);
+// - `ServiceLifecycle`: the `Service` conformances of the types with background work
+//   (swift-service-lifecycle, no SwiftNIO).
 //
 // All are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
 // repository build and test everything. A package that uses only `Stash`, `StashHTTP`,
@@ -67,7 +69,8 @@ let package = Package(
         ),
         .trait(
             name: "Hummingbird",
-            description: "The StashHummingbird product: a PersistDriver and an HTTP response-cache middleware for Hummingbird 2."
+            description: "The StashHummingbird product: a PersistDriver and an HTTP response-cache middleware for Hummingbird 2 (and ServiceLifecycle, which Hummingbird apps run their services with).",
+            enabledTraits: ["ServiceLifecycle"]
         ),
         .trait(
             name: "OpenAPI",

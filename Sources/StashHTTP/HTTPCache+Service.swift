@@ -5,8 +5,8 @@ import Stash
 extension HTTPCache: Service {
     /// Runs the cache as a swift-service-lifecycle service: suspends until graceful shutdown (or
     /// cancellation), then calls `close() async` (the background revalidations of
-    /// `stale-while-revalidate` responses finish, pending state is written and the disk tier
-    /// closes) and returns.
+    /// `stale-while-revalidate` responses finish, for at most 10 seconds, pending state is written
+    /// and the disk tier closes) and returns.
     ///
     /// ```swift
     /// let group = ServiceGroup(services: [responses, server], logger: logger)

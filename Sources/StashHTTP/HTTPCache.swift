@@ -149,13 +149,28 @@ public final class HTTPCache: Sendable {
         engine.close()
     }
 
-    /// Waits for the background revalidations under way (`stale-while-revalidate`, each bounded
-    /// by its origin's timeout), then writes pending state and closes the disk tier: what a server
-    /// calls on shutdown, so that no revalidation is cut off or finds the disk closed.
+    /// ``close(timeout:)`` with a timeout of 10 seconds.
     ///
-    /// - Complexity: Suspends until the revalidations end; blocks on disk I/O to close.
+    /// - Complexity: As ``close(timeout:)``.
     public func close() async {
-        await engine.waitForBackgroundRevalidations()
+        await close(timeout: .seconds(10))
+    }
+
+    /// Waits for the background revalidations under way (`stale-while-revalidate`), then writes
+    /// pending state and closes the disk tier: what a server calls on shutdown, so that no
+    /// revalidation is cut off or finds the disk closed. In a swift-service-lifecycle
+    /// `ServiceGroup` the cache calls `close() async` itself on graceful shutdown.
+    ///
+    /// The wait ends after `timeout` on the cache's clock, or when the calling task is cancelled:
+    /// a revalidation runs its origin (behind a server's responder, the app's own route), which
+    /// may have no timeout of its own. The number still running is then
+    /// logged (a warning); they go on, and store into memory only.
+    ///
+    /// - Parameter timeout: The longest wait for the revalidations.
+    /// - Complexity: Suspends until the revalidations end or `timeout` passes; blocks on disk
+    ///   I/O to close.
+    public func close(timeout: Duration) async {
+        await engine.waitForBackgroundRevalidations(timeout: timeout)
         engine.close()
     }
 }

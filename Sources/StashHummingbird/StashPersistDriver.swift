@@ -49,7 +49,7 @@ public struct StashPersistDriver: PersistDriver {
     public let cache: Cache<JSONRecord>
     /// The clock of expiries: a wall clock, since records on disk or in Redis outlive the process.
     let clock: any CacheClock
-    /// Whether ``shutdown()`` closes the cache's disk tier (the driver made the cache).
+    /// Whether ``shutdown()`` closes the cache (the driver made it).
     let ownsCache: Bool
     /// Orders the sets of one key in this process, so that a set keeping the expiry reads and
     /// writes without another set of the key in between.

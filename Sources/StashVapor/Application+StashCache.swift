@@ -27,7 +27,8 @@ extension Application.Caches.Provider {
     /// The app then owns the cache: on shutdown (`app.asyncShutdown()`) a `LifecycleHandler`
     /// stops the HTTP server (so that no request in flight finds the cache closed), then closes
     /// it (`Cache.close(timeout:)`: its changes on their way to Redis finish, its tiers close;
-    /// the synchronous `app.shutdown()` closes the memory and disk tiers without waiting). A Redis
+    /// the synchronous `app.shutdown()` stops its subscription and closes the memory and disk
+    /// tiers without waiting for its background work). A Redis
     /// tier and its client stay the caller's, to close after the app has shut down.
     ///
     /// - Parameter cache: The cache. Give its disk and Redis tiers `DiskCodec.jsonRecord`.
@@ -72,8 +73,7 @@ private struct StashCacheLifecycle: LifecycleHandler {
 
     func shutdown(_ application: Application) {
         application.server.shutdown()
-        cache.memory?.close()
-        cache.disk?.close()
+        cache.closeWithoutWaiting()
     }
 }
 #endif  // Vapor

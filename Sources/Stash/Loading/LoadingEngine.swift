@@ -43,9 +43,14 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// the error table without bound.
     private let errorCapacity: Int
 
-    init(clock: any CacheClock, logger: Logger, errorCapacity: Int = 10_000) {
+    /// Where refresh-ahead reloads are counted, for the owner's shutdown to wait for; `nil` for an
+    /// owner that does not wait (a `MemoryCache`, whose `close()` is synchronous).
+    private let background: BackgroundTasks?
+
+    init(clock: any CacheClock, logger: Logger, errorCapacity: Int = 10_000, background: BackgroundTasks? = nil) {
         self.clock = clock
         self.logger = logger
+        self.background = background
         incidents = IncidentLog(logger: logger, clock: clock)
         self.errorCapacity = errorCapacity
         coordinator = LoadCoordinator(clock: clock)
@@ -103,10 +108,12 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     func refresh(
         _ key: Key, options: LoadOptions, target: some LoadingTarget<Key, Value>, loader: @escaping Loader
     ) {
+        background?.begin()
         let started = coordinator.startIfIdle(key) { [self] in
-            try await runLoad(key, options: options, target: target) { try await loader(key) }
+            defer { background?.end() }
+            return try await runLoad(key, options: options, target: target) { try await loader(key) }
         }
-        if started { addRefresh() }
+        if started { addRefresh() } else { background?.end() }
     }
 
     /// Reports a loaded value that could not be stored (the callers still get it).

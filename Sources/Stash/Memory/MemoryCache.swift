@@ -108,7 +108,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// enforces, are unchanged; expired entries go when they are read or evicted. Nothing needs
     /// writing: the cache holds no resource but memory. Calling it again does nothing more.
     ///
-    /// - Complexity: O(1). Thread-safe; does not block.
+    /// - Complexity: O(caches listening to memory pressure). Thread-safe; does not block.
     public func close() {
         core.autoTrimInterval = nil
         memoryPressureMonitor.removeObserver(core)

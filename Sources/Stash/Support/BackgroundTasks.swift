@@ -1,9 +1,10 @@
 /// The unstructured tasks an object starts for work that outlives the call that asked for it (a
-/// change on its way to a remote tier, an invalidation applied to the disk tier, a background
-/// revalidation), counted so that its `close()` can wait for them before closing what they use.
+/// change on its way to a remote tier, an invalidation applied to the disk tier, a refresh-ahead
+/// reload, a background revalidation), counted so that its `close()` can wait for them before
+/// closing what they use.
 ///
-/// The one place such tasks start in `Cache` and `HTTPCache`: a task that is not started here is
-/// one that shutdown cannot wait for.
+/// Every such task of `Cache` and `HTTPCache` is counted here: one that is not is one that
+/// shutdown cannot wait for.
 ///
 /// ```swift
 /// background.start { await link.send(change, ticket: ticket) }
@@ -29,14 +30,21 @@ package final class BackgroundTasks: Sendable {
     ///
     /// - Complexity: O(1).
     package func start(_ operation: @escaping @Sendable () async -> Void) {
-        state.withLock { $0.running += 1 }
+        begin()
         Task {
             await operation()
-            self.finishOne()
+            self.end()
         }
     }
 
-    private func finishOne() {
+    /// Counts work that runs in a task started elsewhere (a load's flight); call ``end()`` once
+    /// when it finishes, or at once if it never starts.
+    package func begin() {
+        state.withLock { $0.running += 1 }
+    }
+
+    /// Ends work counted by ``begin()``.
+    package func end() {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.running -= 1
             guard state.running == 0 else { return [] }
@@ -49,6 +57,14 @@ package final class BackgroundTasks: Sendable {
     /// Returns once no task is running (tasks started meanwhile are waited for too), or when the
     /// calling task is cancelled.
     package func waitUntilIdle() async {
+        while !Task.isCancelled {
+            await waitForZero()
+            if count == 0 { return }
+        }
+    }
+
+    /// Returns once the count has been 0, or on cancellation.
+    private func waitForZero() async {
         let id: Int? = state.withLock { state in
             guard state.running > 0 else { return nil }
             state.nextWaiter += 1
@@ -71,22 +87,9 @@ package final class BackgroundTasks: Sendable {
 
     /// ``waitUntilIdle()``, for at most `timeout` on `clock`.
     ///
-    /// - Returns: Whether every task finished in time.
+    /// - Returns: Whether every task finished in time (`false` also when the caller is cancelled).
     package func waitUntilIdle(timeout: Duration, clock: any CacheClock) async -> Bool {
         if count == 0 { return true }
-        let deadline = clock.nanosecondsNow.addingClamped(timeout.nanosecondsClamped)
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.waitUntilIdle()
-                return self.count == 0
-            }
-            group.addTask {
-                try? await clock.sleep(until: deadline)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        return await finishes(within: timeout, on: clock) { await self.waitUntilIdle() }
     }
 }

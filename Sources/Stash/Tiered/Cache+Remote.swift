@@ -36,7 +36,9 @@ extension Cache {
 
     /// Returns once the cache receives other instances' invalidations: at once
     /// without a remote tier, else when its subscription is first made (it is
-    /// retried in the background while the remote tier is unreachable).
+    /// retried in the background while the remote tier is unreachable). Also
+    /// returns when the cache is closed or the calling task is cancelled, so a
+    /// shutdown never waits on it.
     ///
     /// Changes other instances make before then are not heard. A server can
     /// await it before taking traffic; tests await it before writing elsewhere.

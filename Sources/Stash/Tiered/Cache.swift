@@ -151,7 +151,7 @@ public final class Cache<Value: Sendable>: Sendable {
         self.logger = logger
         let background = BackgroundTasks()
         self.background = background
-        loading = LoadingEngine(clock: clock, logger: logger)
+        loading = LoadingEngine(clock: clock, logger: logger, background: background)
         remoteLink = remote.map { RemoteTierLink(tier: $0, clock: clock, logger: logger, background: background) }
         startReceivingInvalidations()
     }
@@ -301,7 +301,11 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Stores `value` in both tiers: disk first, then memory. With a remote
     /// tier, the change is sent there in the background, after every earlier
-    /// change of `key` (the `async` form waits for it).
+    /// change of `key` (the `async` form waits for it). At most 10,000 such
+    /// changes are in flight at a time: past that (a remote tier slower than
+    /// the writes), the change is not sent and its key is marked stale instead,
+    /// as after a failed send: no read takes it from the remote tier, and it is
+    /// removed there (telling the other instances) once the tier keeps up.
     ///
     /// - Parameters:
     ///   - value: The value.

@@ -45,6 +45,13 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         /// Counts the losses, so that a restoration applies only to the loss it follows.
         var subscriptionLosses: UInt64 = 0
         var stopped = false
+        /// Whether ``close()`` stops the subscription itself (``didSubscribe()`` then leaves it).
+        var closing = false
+        /// Changes of the synchronous API running in the background, and the most allowed.
+        var pendingSends = 0
+        var maximumPendingSends = RemoteTierLink.defaultMaximumPendingSends
+        /// Whether changes are being left unsent (logged once, when it starts).
+        var overflowing = false
         var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
@@ -55,6 +62,22 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     /// Past this many stale keys, the whole remote tier is distrusted instead.
     static var maximumStaleKeys: Int { 10_000 }
+
+    /// The most changes of the synchronous API on their way to the remote tier at a time, each a
+    /// task holding its value. Past it, a change is not sent: its key is marked stale instead (in
+    /// its order), as if the send had failed, so the local tiers keep the new value, no read takes
+    /// the key from the remote tier, and a repair removes it there once the tier keeps up (telling
+    /// the other instances). A burst of writes under a slow remote tier costs bounded memory.
+    static var defaultMaximumPendingSends: Int { 10_000 }
+
+    /// The changes of the synchronous API running in the background now.
+    var pendingSendCount: Int { state.withLock { $0.pendingSends } }
+
+    /// ``defaultMaximumPendingSends``, settable for tests.
+    var maximumPendingSends: Int {
+        get { state.withLock { $0.maximumPendingSends } }
+        set { state.withLock { $0.maximumPendingSends = newValue } }
+    }
 
     /// How long after an incident's last failure a success ends it: longer
     /// than a restarted store takes to fail again, short beside an outage.
@@ -145,9 +168,36 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
     }
 
-    /// ``send(_:ticket:)`` in a background task of the cache's, for the synchronous API.
+    /// ``send(_:ticket:)`` in a background task of the cache's, for the synchronous API; past
+    /// ``maximumPendingSends`` sends under way, the key is marked stale instead (in its order).
     func sendInBackground(_ change: Change, ticket: RemoteWriteOrder.Ticket) {
-        background.start { await self.send(change, ticket: ticket) }
+        let (accepted, overflowStarts): (Bool, Bool) = state.withLock { state in
+            guard state.pendingSends < state.maximumPendingSends else {
+                defer { state.overflowing = true }
+                return (false, !state.overflowing)
+            }
+            state.pendingSends += 1
+            return (true, false)
+        }
+        guard accepted else {
+            if overflowStarts {
+                logger.warning(
+                    "the remote cache tier is slower than the writes: changes past the limit are not sent; their keys are removed from the remote tier once it keeps up",
+                    metadata: ["pending": "\(maximumPendingSends)"])
+            }
+            order.abandon(ticket) { [self] in
+                markStale(ticket.key)
+                repairStaleKeys()
+            }
+            return
+        }
+        background.start {
+            await self.send(change, ticket: ticket)
+            self.state.withLock { state in
+                state.pendingSends -= 1
+                if state.pendingSends == 0 { state.overflowing = false }
+            }
+        }
     }
 
     /// Empties the remote tier's namespace; on failure, distrusts all of it until a later one succeeds.
@@ -281,7 +331,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         let (waiters, stopped) = state.withLock { state in
             state.subscribed = true
             defer { state.subscriptionWaiters = [] }
-            return (state.subscriptionWaiters, state.stopped)
+            return (state.subscriptionWaiters, state.stopped && !state.closing)
         }
         for waiter in waiters { waiter.resume() }
         if stopped {
@@ -311,28 +361,52 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         repairStaleKeys()
     }
 
-    /// Returns once the subscription is made.
+    /// Returns once the subscription is made, or the link stopped, or the task is cancelled.
     func waitUntilSubscribed() async {
-        if state.withLock({ $0.subscribed }) { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = state.withLock { state in
-                if state.subscribed { return true }
-                state.subscriptionWaiters.append(continuation)
-                return false
+        if state.withLock({ $0.subscribed || $0.stopped }) { return }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now: Bool = state.withLock { state in
+                    if state.subscribed || state.stopped || Task.isCancelled { return true }
+                    state.subscriptionWaiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            releaseSubscriptionWaiters()
         }
     }
 
-    /// Stops subscribing and waits until the tier has stopped: for the cache's `close`.
-    func close() async {
-        let (task, subscribed) = state.withLock { state in
-            state.stopped = true
-            return (state.subscriptionTask, state.subscribed)
+    /// Lets every ``waitUntilSubscribed()`` return.
+    private func releaseSubscriptionWaiters() {
+        let waiters = state.withLock { state in
+            defer { state.subscriptionWaiters = [] }
+            return state.subscriptionWaiters
         }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Stops subscribing and waits until the tier has stopped: for the cache's `close`. Only the
+    /// first call stops anything.
+    func close() async {
+        let (task, first) = state.withLock { state in
+            defer {
+                state.stopped = true
+                state.closing = true
+            }
+            return (state.subscriptionTask, !state.closing)
+        }
+        guard first else { return }
+        releaseSubscriptionWaiters()
         task?.cancel()
         await task?.value
-        if subscribed || state.withLock({ $0.subscribed }) { await tier.stopReceivingInvalidations() }
+        // A subscription made meanwhile left the stop to this call (see `didSubscribe`).
+        let subscribed = state.withLock { state in
+            defer { state.subscribed = false }
+            return state.subscribed
+        }
+        if subscribed { await tier.stopReceivingInvalidations() }
     }
 
     /// The number of keys whose shared copy is older than the local one, or `nil` when the whole
@@ -345,8 +419,9 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     func stop() {
         let (task, subscribed) = state.withLock { state in
             state.stopped = true
-            return (state.subscriptionTask, state.subscribed)
+            return (state.subscriptionTask, state.subscribed && !state.closing)
         }
+        releaseSubscriptionWaiters()
         task?.cancel()
         if subscribed {
             let tier = self.tier

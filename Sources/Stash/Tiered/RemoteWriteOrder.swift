@@ -22,6 +22,8 @@ package final class RemoteWriteOrder: Sendable {
         var nextNumber: UInt64 = 0
         var serving: UInt64 = 0
         var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Tickets given up before their turn, with what to run when it comes.
+        var abandoned: [UInt64: @Sendable () -> Void] = [:]
     }
 
     private let queues = LockedValue<[String: Queue]>([:])
@@ -54,9 +56,14 @@ package final class RemoteWriteOrder: Sendable {
 
     /// Ends `ticket`'s turn and lets the next ticket of its key go.
     package func finish(_ ticket: Ticket) {
+        var reached: [@Sendable () -> Void] = []
         let next: CheckedContinuation<Void, Never>? = queues.withLock { queues in
             guard var queue = queues[ticket.key] else { return nil }
             queue.serving += 1
+            while let onTurn = queue.abandoned.removeValue(forKey: queue.serving) {
+                reached.append(onTurn)
+                queue.serving += 1
+            }
             if queue.serving == queue.nextNumber {
                 queues[ticket.key] = nil
                 return nil
@@ -65,7 +72,26 @@ package final class RemoteWriteOrder: Sendable {
             queues[ticket.key] = queue
             return next
         }
+        // In the key's order: after every earlier ticket, before the next one goes.
+        for onTurn in reached { onTurn() }
         next?.resume()
+    }
+
+    /// Gives up `ticket` without a task waiting for its turn: when the turn comes (at once if it
+    /// has), `onTurn` runs and the next ticket of the key goes. For a change that is not sent, whose
+    /// consequence (marking its key stale) must still come after the changes before it.
+    ///
+    /// - Complexity: O(1); `onTurn` runs on the thread that finishes the ticket before it.
+    package func abandon(_ ticket: Ticket, onTurn: @escaping @Sendable () -> Void) {
+        let isTurn: Bool = queues.withLock { queues in
+            guard queues[ticket.key]?.serving != ticket.number else { return true }
+            queues[ticket.key]!.abandoned[ticket.number] = onTurn
+            return false
+        }
+        if isTurn {
+            onTurn()
+            finish(ticket)
+        }
     }
 
     /// The keys with changes taken but not finished.

@@ -634,6 +634,14 @@ final class HTTPCacheEngine: Sendable {
     func waitForBackgroundRevalidations() async {
         await background.waitUntilIdle()
     }
+
+    /// ``waitForBackgroundRevalidations()`` for at most `timeout`; logs those left running.
+    func waitForBackgroundRevalidations(timeout: Duration) async {
+        guard !(await background.waitUntilIdle(timeout: timeout, clock: clock)) else { return }
+        logger.warning(
+            "closing the HTTP cache: background revalidations had not finished (timed out or cancelled); they store into memory only",
+            metadata: ["running": "\(background.count)", "timeout": "\(timeout)"])
+    }
 }
 
 extension HTTPField.Name {

@@ -145,6 +145,31 @@ final class CacheWithRedisTests: XCTestCase {
         }
     }
 
+    /// A burst of synchronous writes while Redis does not answer (SIGSTOP) holds at most the
+    /// limit of sends under way; the keys past it are marked stale in their order, and once Redis
+    /// answers again each key there holds this instance's last write or nothing (the repair
+    /// removed it), never an older value; every write is kept locally.
+    func testABurstUnderAStalledRedisHoldsBoundedSendsAndLosesNothing() async throws {
+        let logs = LogRecorder()
+        let cache = try makeCache(logger: logs.logger)
+        let reader = try makeCache(memory: false, disk: false)
+        cache.remoteLink?.maximumPendingSends = 50
+        try await reader.setValue("old", forKey: "close-199")  // an older shared copy to be removed
+        server.pause()
+        try writeDistinctKeysSynchronously(cache, count: 200)
+        XCTAssertEqual(cache.remoteLink?.pendingSendCount, 50)
+        XCTAssertLessThanOrEqual(cache.background.count, 52, "the sends, and at most a repair and a subscription task")
+        server.resume()
+        await cache.close()
+        for index in 0..<200 {
+            let local = cache.memory?.value(forKey: "close-\(index)")
+            XCTAssertEqual(local, "v\(index)")
+            let shared = try await reader.value(forKey: "close-\(index)")
+            XCTAssertTrue(shared == nil || shared == "v\(index)", "close-\(index) holds \(shared ?? "nil") in Redis")
+        }
+        XCTAssertEqual(logs.messages(at: .warning).filter { $0.contains("slower than the writes") }.count, 1)
+    }
+
     #if ServiceLifecycle
     /// A client, its tier and a cache in one group, listed in the order the docs give: on graceful
     /// shutdown the cache's last changes reach Redis, then the tier and the client close.
@@ -153,10 +178,13 @@ final class CacheWithRedisTests: XCTestCase {
         let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "shared:"))
         let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: tier)
         let reader = try makeCache(memory: false, disk: false)
+        let started = StartedService()
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: client), .init(service: tier), .init(service: cache)], logger: Logger(label: "test")))
+            services: [.init(service: client), .init(service: tier), .init(service: cache), .init(service: started)],
+            logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
+            for await _ in started.running { break }
             try writeDistinctKeysSynchronously(cache, count: 50)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
@@ -168,6 +196,22 @@ final class CacheWithRedisTests: XCTestCase {
             XCTFail("the client answered after the group shut down")
         } catch {
             XCTAssertEqual(error.code, .connectionClosed)
+        }
+    }
+
+    /// A service that says when the group runs it, so that the test triggers the shutdown with
+    /// every service running.
+    private struct StartedService: Service {
+        let running: AsyncStream<Void>
+        let runs: AsyncStream<Void>.Continuation
+
+        init() {
+            (running, runs) = AsyncStream<Void>.makeStream()
+        }
+
+        func run() async throws {
+            runs.yield()
+            try? await gracefulShutdown()
         }
     }
     #endif

@@ -43,6 +43,30 @@ import ServiceLifecycle
         #expect(await tasks.waitUntilIdle(timeout: .seconds(5), clock: clock))
     }
 
+    @Test func aCancelledWaitReturns() async {
+        let tasks = BackgroundTasks()
+        let gate = AsyncGate()
+        tasks.start { await gate.wait() }
+        let waiter = Task { await tasks.waitUntilIdle() }
+        waiter.cancel()
+        await waiter.value  // returns although a task still runs
+        #expect(tasks.count == 1)
+        gate.open()
+        await tasks.waitUntilIdle()
+    }
+
+    /// The deadline bounds work that ignores cancellation (a gate nobody opens), and leaves it.
+    @Test func aDeadlineBoundsWorkThatNeverEnds() async {
+        let clock = ManualClock(start: 0)
+        let gate = AsyncGate()
+        async let finished = finishes(within: .seconds(3), on: clock) { await gate.wait() }
+        while clock.sleeperCount == 0 { await Task.yield() }
+        clock.advance(by: .seconds(3))
+        #expect(await finished == false)
+        #expect(await finishes(within: .seconds(3), on: clock) {} == true)
+        gate.open()
+    }
+
     @Test func closingAMemoryCacheStopsItsSweepAndKeepsItWorking() {
         let cache = MemoryCache<String, Int>(configuration: .init(countLimit: 2, autoTrimInterval: .seconds(1)))
         #expect(cache.autoTrimInterval == .seconds(1))
@@ -60,7 +84,7 @@ import ServiceLifecycle
             try await cache.setValue("kept", forKey: "k")
             await cache.close()
             #expect(cache.memory?.autoTrimInterval == nil)
-            await #expect(throws: StashError.self) { try await cache.disk?.value(forKey: "k") }
+            await #expect { try await cache.disk?.value(forKey: "k") } throws: { ($0 as? StashError)?.code == .closed }
             #expect(try await cache.value(forKey: "k") == "kept")  // memory still answers
             await cache.close()  // again: nothing more
             let reopened = try makeDiskCache(directory, codec: .string)
@@ -68,27 +92,64 @@ import ServiceLifecycle
         }
     }
 
+    /// A refresh-ahead reload under way is background work too: `close` waits for it.
+    @Test func closingACacheWaitsForARefreshAheadReload() async throws {
+        let clock = ManualClock(start: 0)
+        let cache = try Cache<String>(
+            memory: MemoryCache(configuration: .init(clock: clock)), disk: nil, remote: nil,
+            loadOptions: LoadOptions(ttl: .seconds(60), refreshAfter: .seconds(10)))
+        _ = try await cache.value(forKey: "k") { _ in "v1" }
+        clock.advance(by: .seconds(10))
+        let gate = AsyncGate()
+        #expect(try await cache.value(forKey: "k") { _ in await gate.wait(); return "v2" } == "v1")
+        try await yield { gate.waitingCount == 1 }
+        #expect(cache.background.count == 1)
+        let closed = Counter()
+        let closing = Task { await cache.close(); closed.increment() }
+        try await yield { clock.sleeperCount == 1 }  // close waits, on the cache's clock
+        #expect(closed.count == 0)
+        gate.open()
+        await closing.value
+        #expect(cache.memory?.value(forKey: "k") == "v2")  // the reload stored before close returned
+    }
+
     #if ServiceLifecycle
-    /// The tiers and the cache in one group: each runs until graceful shutdown, then closes.
+    /// A standalone memory cache and a cache with a disk tier in one group: each runs until
+    /// graceful shutdown, then closes.
     @Test func cachesInAServiceGroupCloseOnGracefulShutdown() async throws {
         try await withTemporaryDirectory { directory in
             let memory = MemoryCache<String, String>(configuration: .init(autoTrimInterval: .seconds(1)))
             let disk = try makeDiskCache(directory, codec: .string)
             let cache = try Cache<String>(memory: MemoryCache(), disk: disk, remote: nil)
             try await cache.setValue("v", forKey: "k")
-            let group = ServiceGroup(
-                configuration: .init(services: [.init(service: memory), .init(service: cache)], logger: Logger(label: "test")))
+            let started = StartedService()
+            let group = ServiceGroup(configuration: .init(
+                services: [.init(service: memory), .init(service: cache), .init(service: started)], logger: Logger(label: "test")))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
-                // Still running: the disk answers until shutdown.
+                await started.gate.wait()
+                // Running: the disk answers until shutdown.
                 #expect(try await disk.value(forKey: "k") == "v")
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
             }
             #expect(memory.autoTrimInterval == nil)
-            await #expect(throws: StashError.self) { try await disk.value(forKey: "k") }
+            await #expect { try await disk.value(forKey: "k") } throws: { ($0 as? StashError)?.code == .closed }
             #expect(try await makeDiskCache(directory, codec: .string).value(forKey: "k") == "v")
         }
     }
     #endif
 }
+
+#if ServiceLifecycle
+/// A service that opens its gate when the group runs it: a test waits for it before triggering
+/// the group's shutdown, so that the shutdown finds every service running.
+final class StartedService: Service {
+    let gate = AsyncGate()
+
+    func run() async throws {
+        gate.open()
+        try? await gracefulShutdown()
+    }
+}
+#endif
