@@ -151,14 +151,16 @@ final class CacheWithRedisTests: XCTestCase {
     /// removed it), never an older value; every write is kept locally.
     func testABurstUnderAStalledRedisHoldsBoundedSendsAndLosesNothing() async throws {
         let logs = LogRecorder()
-        let cache = try makeCache(logger: logs.logger)
+        // Memory only: the burst takes microseconds, well within the command timeout, so no send
+        // fails (and frees its place) before the count is read.
+        let cache = try makeCache(disk: false, logger: logs.logger)
         let reader = try makeCache(memory: false, disk: false)
         cache.remoteLink?.maximumPendingSends = 50
         try await reader.setValue("old", forKey: "close-199")  // an older shared copy to be removed
         server.pause()
         try writeDistinctKeysSynchronously(cache, count: 200)
         XCTAssertEqual(cache.remoteLink?.pendingSendCount, 50)
-        XCTAssertLessThanOrEqual(cache.background.count, 52, "the sends, and at most a repair and a subscription task")
+        XCTAssertLessThanOrEqual(cache.background.count, 51, "the sends, and at most one repair")
         server.resume()
         await cache.close()
         for index in 0..<200 {

@@ -9,64 +9,6 @@ import ServiceLifecycle
 /// Shutdown: the background work `close()` waits for, what each `close()` stops, and the
 /// `Service` conformances in a real `ServiceGroup`.
 @Suite(.timeLimit(.minutes(2))) struct CacheLifecycleTests {
-    @Test func waitingForBackgroundTasksReturnsWhenTheLastOneEnds() async {
-        let tasks = BackgroundTasks()
-        let gate = AsyncGate()
-        let finished = Counter()
-        for _ in 0..<3 {
-            tasks.start {
-                await gate.wait()
-                finished.increment()
-            }
-        }
-        #expect(tasks.count == 3)
-        async let idle: Void = tasks.waitUntilIdle()
-        while gate.waitingCount < 3 { await Task.yield() }
-        gate.open()
-        await idle
-        #expect(finished.count == 3)
-        #expect(tasks.count == 0)
-        await tasks.waitUntilIdle()  // nothing running: returns at once
-    }
-
-    @Test func waitingIsBoundedByTheClock() async {
-        let tasks = BackgroundTasks()
-        let gate = AsyncGate()
-        tasks.start { await gate.wait() }
-        let clock = ManualClock(start: 0)
-        async let finishedInTime = tasks.waitUntilIdle(timeout: .seconds(5), clock: clock)
-        while clock.sleeperCount == 0 { await Task.yield() }
-        clock.advance(by: .seconds(5))
-        #expect(await finishedInTime == false)
-        #expect(tasks.count == 1)
-        gate.open()
-        #expect(await tasks.waitUntilIdle(timeout: .seconds(5), clock: clock))
-    }
-
-    @Test func aCancelledWaitReturns() async {
-        let tasks = BackgroundTasks()
-        let gate = AsyncGate()
-        tasks.start { await gate.wait() }
-        let waiter = Task { await tasks.waitUntilIdle() }
-        waiter.cancel()
-        await waiter.value  // returns although a task still runs
-        #expect(tasks.count == 1)
-        gate.open()
-        await tasks.waitUntilIdle()
-    }
-
-    /// The deadline bounds work that ignores cancellation (a gate nobody opens), and leaves it.
-    @Test func aDeadlineBoundsWorkThatNeverEnds() async {
-        let clock = ManualClock(start: 0)
-        let gate = AsyncGate()
-        async let finished = finishes(within: .seconds(3), on: clock) { await gate.wait() }
-        while clock.sleeperCount == 0 { await Task.yield() }
-        clock.advance(by: .seconds(3))
-        #expect(await finished == false)
-        #expect(await finishes(within: .seconds(3), on: clock) {} == true)
-        gate.open()
-    }
-
     @Test func closingAMemoryCacheStopsItsSweepAndKeepsItWorking() {
         let cache = MemoryCache<String, Int>(configuration: .init(countLimit: 2, autoTrimInterval: .seconds(1)))
         #expect(cache.autoTrimInterval == .seconds(1))

@@ -2,8 +2,9 @@ import StashTestSupport
 import Testing
 @testable import Stash
 
-/// The order of one key's changes on their way to a remote tier, with changes given up.
-@Suite(.timeLimit(.minutes(1))) struct RemoteWriteOrderTests {
+/// The order of one key's changes on their way to a remote tier, with changes given up (run
+/// under the thread sanitizer in CI).
+@Suite(.timeLimit(.minutes(1))) struct RemoteWriteOrderConcurrencyTests {
     @Test func anAbandonedTicketRunsItsTurnBetweenTheTicketsAroundIt() async throws {
         let order = RemoteWriteOrder()
         let events = LockedValue<[String]>([])
