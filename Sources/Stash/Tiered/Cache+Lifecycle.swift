@@ -31,7 +31,7 @@ extension Cache {
             await remoteLink?.close()
             await background.waitUntilIdle()
         }
-        if !finished {
+        if !finished, remoteLink != nil || background.count > 0 {
             logger.warning(
                 "closing the cache: background work had not finished (timed out or cancelled); changes may not reach the remote tier",
                 metadata: ["running": "\(background.count)", "timeout": "\(timeout)"])

@@ -52,7 +52,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var maximumPendingSends = RemoteTierLink.defaultMaximumPendingSends
         /// Whether changes are being left unsent (logged once, when it starts).
         var overflowing = false
-        var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
+        var subscriptionWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextSubscriptionWaiter = 0
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
         /// How each load through the fleet lock got its value, from its loader's
@@ -201,7 +202,10 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     /// Empties the remote tier's namespace; on failure, distrusts all of it until a later one succeeds.
-    func removeAll() async {
+    ///
+    /// - Returns: Whether it succeeded.
+    @discardableResult
+    func removeAll() async -> Bool {
         do {
             try await tier.removeAll()
             state.withLock { state in
@@ -209,9 +213,11 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
                 state.everythingStale = false
             }
             recordSuccess()
+            return true
         } catch {
             state.withLock { $0.everythingStale = true }
             recordFailure(error, while: "removing every key")
+            return false
         }
     }
 
@@ -263,18 +269,22 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     ///
     /// A key stays marked until its removal succeeded, so that it is never read
     /// from the remote tier meanwhile.
+    ///
+    /// Keys marked while a repair runs are repaired by another pass when it ends (unless it failed:
+    /// the next success starts one), so that no mark is left for a repair that already started.
     func repairStaleKeys() {
-        let work: (keys: [(key: String, mark: UInt64)], everything: Bool)? = state.withLock { state in
+        let work: (keys: [(key: String, mark: UInt64)], everything: Bool, lastMark: UInt64)? = state.withLock { state in
             guard !state.repairing, !state.subscriptionDown,
                   state.everythingStale || !state.staleKeys.isEmpty else { return nil }
             state.repairing = true
-            if state.everythingStale { return ([], true) }
-            return (state.staleKeys.map { (key: $0.key, mark: $0.value) }, false)
+            if state.everythingStale { return ([], true, state.staleMarks) }
+            return (state.staleKeys.map { (key: $0.key, mark: $0.value) }, false, state.staleMarks)
         }
         guard let work else { return }
         background.start {
+            var failed = false
             if work.everything {
-                await self.removeAll()
+                failed = !(await self.removeAll())
             } else {
                 for (key, mark) in work.keys {
                     // In the key's order: a change sent meanwhile has already made the shared copy current.
@@ -288,6 +298,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
                         try await self.tier.removeValue(forKey: key)
                     } catch {
                         self.recordFailure(error, while: "removing stale keys")
+                        failed = true
                         break
                     }
                     self.state.withLock { state in
@@ -296,7 +307,12 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
                     self.recordSuccess()
                 }
             }
-            self.state.withLock { $0.repairing = false }
+            let again = self.state.withLock { state in
+                state.repairing = false
+                return !failed && !state.subscriptionDown
+                    && (state.everythingStale || state.staleKeys.values.contains { $0 > work.lastMark })
+            }
+            if again { self.repairStaleKeys() }
         }
     }
 
@@ -330,8 +346,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     private func didSubscribe() {
         let (waiters, stopped) = state.withLock { state in
             state.subscribed = true
-            defer { state.subscriptionWaiters = [] }
-            return (state.subscriptionWaiters, state.stopped && !state.closing)
+            defer { state.subscriptionWaiters = [:] }
+            return (state.subscriptionWaiters.values, state.stopped && !state.closing)
         }
         for waiter in waiters { waiter.resume() }
         if stopped {
@@ -363,26 +379,31 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     /// Returns once the subscription is made, or the link stopped, or the task is cancelled.
     func waitUntilSubscribed() async {
-        if state.withLock({ $0.subscribed || $0.stopped }) { return }
+        let id: Int? = state.withLock { state in
+            if state.subscribed || state.stopped { return nil }
+            state.nextSubscriptionWaiter += 1
+            return state.nextSubscriptionWaiter
+        }
+        guard let id else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now: Bool = state.withLock { state in
                     if state.subscribed || state.stopped || Task.isCancelled { return true }
-                    state.subscriptionWaiters.append(continuation)
+                    state.subscriptionWaiters[id] = continuation
                     return false
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
-            releaseSubscriptionWaiters()
+            state.withLock { $0.subscriptionWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 
     /// Lets every ``waitUntilSubscribed()`` return.
     private func releaseSubscriptionWaiters() {
         let waiters = state.withLock { state in
-            defer { state.subscriptionWaiters = [] }
-            return state.subscriptionWaiters
+            defer { state.subscriptionWaiters = [:] }
+            return state.subscriptionWaiters.values
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -419,6 +440,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     func stop() {
         let (task, subscribed) = state.withLock { state in
             state.stopped = true
+            // Issued once: a later `stop` or `close` finds it done.
+            defer { if !state.closing { state.subscribed = false } }
             return (state.subscriptionTask, state.subscribed && !state.closing)
         }
         releaseSubscriptionWaiters()

@@ -55,26 +55,34 @@ package final class RemoteWriteOrder: Sendable {
     }
 
     /// Ends `ticket`'s turn and lets the next ticket of its key go.
+    ///
+    /// An abandoned ticket whose turn comes holds it while its `onTurn` runs, outside the lock,
+    /// so that it runs after every earlier ticket and before any later one goes.
     package func finish(_ ticket: Ticket) {
-        var reached: [@Sendable () -> Void] = []
-        let next: CheckedContinuation<Void, Never>? = queues.withLock { queues in
-            guard var queue = queues[ticket.key] else { return nil }
-            queue.serving += 1
-            while let onTurn = queue.abandoned.removeValue(forKey: queue.serving) {
-                reached.append(onTurn)
+        var current = ticket
+        while true {
+            let (onTurn, next): ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) = queues.withLock { queues in
+                guard var queue = queues[current.key] else { return (nil, nil) }
                 queue.serving += 1
+                if let onTurn = queue.abandoned.removeValue(forKey: queue.serving) {
+                    queues[current.key] = queue  // the abandoned ticket's turn: no later one goes
+                    return (onTurn, nil)
+                }
+                if queue.serving == queue.nextNumber {
+                    queues[current.key] = nil
+                    return (nil, nil)
+                }
+                let next = queue.waiting.removeValue(forKey: queue.serving)
+                queues[current.key] = queue
+                return (nil, next)
             }
-            if queue.serving == queue.nextNumber {
-                queues[ticket.key] = nil
-                return nil
+            guard let onTurn else {
+                next?.resume()
+                return
             }
-            let next = queue.waiting.removeValue(forKey: queue.serving)
-            queues[ticket.key] = queue
-            return next
+            onTurn()
+            current = Ticket(key: current.key, number: current.number + 1)
         }
-        // In the key's order: after every earlier ticket, before the next one goes.
-        for onTurn in reached { onTurn() }
-        next?.resume()
     }
 
     /// Gives up `ticket` without a task waiting for its turn: when the turn comes (at once if it
@@ -92,6 +100,11 @@ package final class RemoteWriteOrder: Sendable {
             onTurn()
             finish(ticket)
         }
+    }
+
+    /// How many tickets of `key` wait for their turn: for tests.
+    func waiterCount(forKey key: String) -> Int {
+        queues.withLock { $0[key]?.waiting.count ?? 0 }
     }
 
     /// The keys with changes taken but not finished.

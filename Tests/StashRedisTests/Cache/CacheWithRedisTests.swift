@@ -156,7 +156,11 @@ final class CacheWithRedisTests: XCTestCase {
         let cache = try makeCache(disk: false, logger: logs.logger)
         let reader = try makeCache(memory: false, disk: false)
         cache.remoteLink?.maximumPendingSends = 50
+        await cache.waitUntilReceivingInvalidations()
+        let applied = cache.recordAppliedInvalidations()
         try await reader.setValue("old", forKey: "close-199")  // an older shared copy to be removed
+        // Heard before the burst, so that it does not remove this instance's own later write.
+        try await yield(until: { applied.received.contains(.key("close-199")) })
         server.pause()
         try writeDistinctKeysSynchronously(cache, count: 200)
         XCTAssertEqual(cache.remoteLink?.pendingSendCount, 50)

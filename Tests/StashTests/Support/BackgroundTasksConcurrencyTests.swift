@@ -5,7 +5,7 @@ import Testing
 /// `BackgroundTasks` and `finishes(within:on:)`, what `close()` waits with: counting, waking,
 /// cancellation and deadlines across tasks (run under the thread sanitizer in CI).
 @Suite(.timeLimit(.minutes(1))) struct BackgroundTasksConcurrencyTests {
-    @Test func waitingForBackgroundTasksReturnsWhenTheLastOneEnds() async {
+    @Test func waitingForBackgroundTasksReturnsWhenTheLastOneEnds() async throws {
         let tasks = BackgroundTasks()
         let gate = AsyncGate()
         let finished = Counter()
@@ -17,7 +17,7 @@ import Testing
         }
         #expect(tasks.count == 3)
         async let idle: Void = tasks.waitUntilIdle()
-        while gate.waitingCount < 3 { await Task.yield() }
+        try await yield(until: { gate.waitingCount == 3 }, onTimeout: gate.open)
         gate.open()
         await idle
         #expect(finished.count == 3)
@@ -25,13 +25,13 @@ import Testing
         await tasks.waitUntilIdle()  // nothing running: returns at once
     }
 
-    @Test func waitingIsBoundedByTheClock() async {
+    @Test func waitingIsBoundedByTheClock() async throws {
         let tasks = BackgroundTasks()
         let gate = AsyncGate()
         tasks.start { await gate.wait() }
         let clock = ManualClock(start: 0)
         async let finishedInTime = tasks.waitUntilIdle(timeout: .seconds(5), clock: clock)
-        while clock.sleeperCount == 0 { await Task.yield() }
+        try await yield(until: { clock.sleeperCount == 1 }, onTimeout: { clock.advance(by: .seconds(5)) })
         clock.advance(by: .seconds(5))
         #expect(await finishedInTime == false)
         #expect(tasks.count == 1)
@@ -52,14 +52,24 @@ import Testing
     }
 
     /// The deadline bounds work that ignores cancellation (a gate nobody opens), and leaves it.
-    @Test func aDeadlineBoundsWorkThatNeverEnds() async {
+    @Test func aDeadlineBoundsWorkThatNeverEnds() async throws {
         let clock = ManualClock(start: 0)
         let gate = AsyncGate()
         async let finished = finishes(within: .seconds(3), on: clock) { await gate.wait() }
-        while clock.sleeperCount == 0 { await Task.yield() }
+        try await yield(until: { clock.sleeperCount == 1 }, onTimeout: { clock.advance(by: .seconds(3)) })
         clock.advance(by: .seconds(3))
         #expect(await finished == false)
         #expect(await finishes(within: .seconds(3), on: clock) {} == true)
+        #expect(clock.sleeperCount == 0, "the timer of a race the work won is cancelled")
+        gate.open()
+    }
+
+    @Test func aCallerAlreadyCancelledGetsFalseAtOnce() async {
+        let clock = ManualClock(start: 0)
+        let gate = AsyncGate()
+        let caller = Task { await finishes(within: .seconds(3), on: clock) { await gate.wait() } }
+        caller.cancel()
+        #expect(await caller.value == false)
         gate.open()
     }
 }

@@ -44,11 +44,11 @@ import ServiceLifecycle
         clock.advance(by: .seconds(10))
         let gate = AsyncGate()
         #expect(try await cache.value(forKey: "k") { _ in await gate.wait(); return "v2" } == "v1")
-        try await yield { gate.waitingCount == 1 }
+        try await yield(until: { gate.waitingCount == 1 }, onTimeout: gate.open)
         #expect(cache.background.count == 1)
         let closed = Counter()
         let closing = Task { await cache.close(); closed.increment() }
-        try await yield { clock.sleeperCount == 1 }  // close waits, on the cache's clock
+        try await yield(until: { clock.sleeperCount == 1 }, onTimeout: gate.open)  // close waits, on the cache's clock
         #expect(closed.count == 0)
         gate.open()
         await closing.value

@@ -18,6 +18,7 @@ import Testing
             events.withLock { $0.append("third") }
             order.finish(third)
         }
+        try await yield(until: { order.waiterCount(forKey: "k") == 1 })
         #expect(events.withLock { $0 }.isEmpty, "not before the first ticket finishes")
         events.withLock { $0.append("first") }
         order.finish(first)
