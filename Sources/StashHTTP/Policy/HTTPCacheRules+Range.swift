@@ -38,9 +38,10 @@ extension HTTPCacheRules {
     /// `Range` the cache ignores (RFC 9110 §14.2 lets it: not `bytes`, invalid, or several ranges,
     /// which would need `multipart/byteranges`).
     static func byteRange(for request: HTTPRequest, stored: StoredResponse) -> ByteRangeAnswer? {
-        guard request.method == .get, servesRanges(from: stored) else { return nil }
+        // Every hit passes here: a request without `Range` returns before anything is allocated.
+        guard request.method == .get, request.headerFields[.range] != nil else { return nil }
         let lines = request.headerFields[values: .range]
-        guard lines.count == 1 else { return nil }
+        guard lines.count == 1, servesRanges(from: stored) else { return nil }
         let ifRange = request.headerFields[values: .ifRange]
         if !ifRange.isEmpty {
             guard ifRange.count == 1, ifRangeMatches(ifRange[0], stored: stored) else { return nil }
