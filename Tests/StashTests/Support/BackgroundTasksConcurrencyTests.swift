@@ -4,7 +4,7 @@ import Testing
 
 /// `BackgroundTasks` and `finishes(within:on:)`, what `close()` waits with: counting, waking,
 /// cancellation and deadlines across tasks (run under the thread sanitizer in CI).
-@Suite(.timeLimit(.minutes(1))) struct BackgroundTasksConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct BackgroundTasksConcurrencyTests {
     @Test func waitingForBackgroundTasksReturnsWhenTheLastOneEnds() async throws {
         let tasks = BackgroundTasks()
         let gate = AsyncGate()

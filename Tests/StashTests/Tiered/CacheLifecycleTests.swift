@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// Shutdown: the background work `close()` waits for, what each `close()` stops, and the
 /// `Service` conformances in a real `ServiceGroup`.
-@Suite(.timeLimit(.minutes(2))) struct CacheLifecycleTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheLifecycleTests {
     @Test func closingAMemoryCacheStopsItsSweepAndKeepsItWorking() {
         let cache = MemoryCache<String, Int>(configuration: .init(countLimit: 2, autoTrimInterval: .seconds(1)))
         #expect(cache.autoTrimInterval == .seconds(1))

@@ -4,7 +4,7 @@ import Testing
 
 /// The order of one key's changes on their way to a remote tier, with changes given up (run
 /// under the thread sanitizer in CI).
-@Suite(.timeLimit(.minutes(1))) struct RemoteWriteOrderConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct RemoteWriteOrderConcurrencyTests {
     @Test func anAbandonedTicketRunsItsTurnBetweenTheTicketsAroundIt() async throws {
         let order = RemoteWriteOrder()
         let events = LockedValue<[String]>([])
