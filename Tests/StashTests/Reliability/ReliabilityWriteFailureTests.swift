@@ -48,7 +48,9 @@ import Darwin
                 sourceLocation: sourceLocation)
     }
 
-    @Test(.timeLimit(.minutes(Reliability.minutes(2))))
+    // Four minutes: under the address sanitizer in CI it took 91 to 125 s in four runs, and 161 s
+    // once (2026-11-26), past a two-minute limit; the work is fixed, only the machine varies.
+    @Test(.timeLimit(.minutes(Reliability.minutes(4))))
     func aFullFileSystemFailsWritesClearlyAndKeepsEveryStoredEntry() throws {
         try withTemporaryDirectory { directory in
             let mountPoint = directory.appending("tmpfs")
