@@ -630,7 +630,8 @@ final class HTTPCacheEngine: Sendable {
         state.withLock { $0.inFlight[key] }?.waiterCount ?? 0
     }
 
-    /// Waits for every background revalidation started so far: for tests and shutdown.
+    /// Waits, without a bound, for every background revalidation started so far: for tests (shutdown
+    /// uses ``waitForBackgroundRevalidations(timeout:)``).
     func waitForBackgroundRevalidations() async {
         await background.waitUntilIdle()
     }
