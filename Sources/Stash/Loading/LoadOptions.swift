@@ -71,8 +71,8 @@ public struct LoadOptions: Sendable, Hashable {
     ///
     /// Choose it longer than a load takes: a holder that crashes (or outlives
     /// it) keeps the fleet waiting this long at most, after which another
-    /// instance loads. Ignored by ``MemoryCache`` and by a ``Cache`` without a
-    /// remote tier. See ``Cache/value(forKey:options:orLoad:)`` for what each
+    /// instance loads. Ignored by ``MemoryCache``, by a ``Cache`` without a
+    /// remote tier, and by one whose remote tier is not ``RemoteCacheLocking``. See ``Cache/value(forKey:options:orLoad:)`` for what each
     /// instance does.
     public var fleetLockTTL: Duration?
 
@@ -86,7 +86,7 @@ public struct LoadOptions: Sendable, Hashable {
     ///   - hardTimeout: When a caller stops waiting. Default `nil`.
     ///   - errorTTL: How long a loader's error is cached. Default `nil`: not cached.
     ///   - fleetLockTTL: How long the fleet-wide load lock holds, for a ``Cache``
-    ///     with a remote tier. Default `nil`: no fleet lock.
+    ///     with a ``RemoteCacheLocking`` remote tier. Default `nil`: no fleet lock.
     public init(
         ttl: Duration? = nil,
         refreshAfter: Duration? = nil,

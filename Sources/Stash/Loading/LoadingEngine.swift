@@ -126,18 +126,20 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         state.withLock { $0.refreshes += 1 }
     }
 
-    /// The bulk get-or-load: looks each key up with `lookUp`, refreshes hits
-    /// that are due, and loads the rest with ``loadAll(_:stale:options:target:loader:)``.
+    /// The bulk get-or-load: looks the keys up with `lookUp` (given each key once, in order; it
+    /// answers one lookup per key, in the same order), refreshes hits that are due, and loads the
+    /// rest with ``loadAll(_:stale:options:target:loader:)``.
     func values(
         forKeys keys: some Sequence<Key>, options: LoadOptions, target: some LoadingTarget<Key, Value>,
-        lookUp: (Key) async throws -> LoadLookup<Value>, loader: @escaping BulkLoader
+        lookUp: ([Key]) async throws -> [LoadLookup<Value>], loader: @escaping BulkLoader
     ) async throws -> [Key: Value] {
         var result: [Key: Value] = [:]
         var stale: [Key: Value] = [:]
         var missing: [Key] = []
         var seen = Set<Key>()
-        for key in keys where seen.insert(key).inserted {
-            switch try await lookUp(key) {
+        let unique = keys.filter { seen.insert($0).inserted }
+        for (key, found) in zip(unique, try await lookUp(unique)) {
+            switch found {
             case .fresh(let value, let isDue):
                 result[key] = value
                 if isDue {

@@ -140,7 +140,7 @@ extension MemoryCache {
         let refreshAfter = options.refreshAfter?.nanosecondsClamped ?? .max
         return try await core.loading.values(
             forKeys: keys, options: options, target: core,
-            lookUp: { [core] key in core.loadLookup(forKey: key, refreshAfter: refreshAfter) }, loader: loader)
+            lookUp: { [core] keys in keys.map { core.loadLookup(forKey: $0, refreshAfter: refreshAfter) } }, loader: loader)
     }
 
     /// Reloads `key` now, whatever the age of its value, and returns the new

@@ -15,8 +15,7 @@
 package final class BackgroundTasks: Sendable {
     private struct State {
         var running = 0
-        var nextWaiter = 0
-        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var idleWaiters = WaiterSet()
     }
 
     private let state = LockedValue(State())
@@ -48,8 +47,7 @@ package final class BackgroundTasks: Sendable {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.running -= 1
             guard state.running == 0 else { return [] }
-            defer { state.idleWaiters = [:] }
-            return Array(state.idleWaiters.values)
+            return state.idleWaiters.takeAll()
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -58,30 +56,9 @@ package final class BackgroundTasks: Sendable {
     /// calling task is cancelled.
     package func waitUntilIdle() async {
         while !Task.isCancelled {
-            await waitForZero()
+            // Returns once the count has been 0: a task started since is waited for by the next turn.
+            await state.wait(on: \.idleWaiters) { $0.running == 0 }
             if count == 0 { return }
-        }
-    }
-
-    /// Returns once the count has been 0, or on cancellation.
-    private func waitForZero() async {
-        let id: Int? = state.withLock { state in
-            guard state.running > 0 else { return nil }
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        guard let id else { return }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now: Bool = state.withLock { state in
-                    if state.running == 0 || Task.isCancelled { return true }
-                    state.idleWaiters[id] = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.idleWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 

@@ -4,7 +4,8 @@
 ///
 /// Each instance's load of the key (one per instance at a time, shared by its
 /// callers) runs this in place of the caller's loader:
-/// 1. Take the fleet lock on the key (`Cache.acquireFleetLock(forKey:ttl:)`).
+/// 1. Take the fleet lock on the key (`RemoteTierLink.acquireLock(forKey:ttl:)`; a tier that is
+///    not ``RemoteCacheLocking`` has none: the load is local, as in 4).
 /// 2. **Acquired**: read the remote tier once more (another instance may have
 ///    written the value and released the lock since this one's lookup): a hit
 ///    is the value. Else load; the value is then written to every tier, the

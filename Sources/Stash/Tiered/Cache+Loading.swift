@@ -113,7 +113,7 @@ extension Cache {
         let refreshAfter = options.refreshAfter?.nanosecondsClamped ?? .max
         return try await loading.values(
             forKeys: keys, options: options, target: self,
-            lookUp: { [self] key in try await lookUp(key, refreshAfter: refreshAfter) }, loader: loader)
+            lookUp: { [self] keys in try await lookUp(keys, refreshAfter: refreshAfter) }, loader: loader)
     }
 
     /// Reloads `key` now and writes the new value to both tiers; joins a load
@@ -181,11 +181,45 @@ extension Cache {
 
     // MARK: - Lookup
 
-    /// The memory tier's answer if it has a live value, else the disk tier's
-    /// or the remote tier's (promoted into the local tiers), else memory's stale value.
-    private func lookUp(_ key: String, refreshAfter: Int64) async throws(StashError) -> LoadLookup<Value> {
-        let found = memory?.core.loadLookup(forKey: key, refreshAfter: refreshAfter) ?? .miss
-        return try await lookBelowMemory(key, memoryFound: found)
+    /// For each key, the memory tier's answer if it has a live value, else the disk tier's or the
+    /// remote tier's (promoted into the local tiers), else memory's stale value. Memory for each
+    /// key; then, for those memory did not answer fresh, the disk tier in one turn of its queue, and the remote tier in one batch
+    /// read for those the disk missed (one round trip when the tier is
+    /// ``RemoteCacheBatchReading``). Remote hits are promoted as a single read's are.
+    private func lookUp(_ keys: [String], refreshAfter: Int64) async throws(StashError) -> [LoadLookup<Value>] {
+        var found = keys.map { memory?.core.loadLookup(forKey: $0, refreshAfter: refreshAfter) ?? .miss }
+        let below: [Int] = keys.indices.filter { index in
+            if case .fresh = found[index] { return false }
+            return true
+        }
+        guard !below.isEmpty else { return found }
+        // Taken before the local lookups: a local write after it stops the promotion below.
+        let generations = remoteLink == nil ? [] : below.map { stripes.generation(for: keys[$0]) }
+        let onDisk: [Value?]
+        if let disk {
+            onDisk = try await disk.run { [self, below] () throws(StashError) in
+                try below.map { index throws(StashError) in try valueBelowMemory(forKey: keys[index]) }
+            }
+        } else {
+            for index in below { try DiskCache<Value>.validate(keys[index]) }
+            onDisk = Array(repeating: nil, count: below.count)
+        }
+        var remoteKeys: [(index: Int, generation: UInt64)] = []
+        for (position, index) in below.enumerated() {
+            if let value = onDisk[position] {
+                found[index] = .fresh(value, isDue: false)
+            } else if remoteLink != nil {
+                remoteKeys.append((index, generations[position]))
+            }
+        }
+        guard let remoteLink, !remoteKeys.isEmpty else { return found }
+        let entries = await remoteLink.entries(forKeys: remoteKeys.map { keys[$0.index] })
+        for ((index, generation), entry) in zip(remoteKeys, entries) {
+            guard let entry else { continue }
+            await promote(entry, forKey: keys[index], ifUnchangedSince: generation)
+            found[index] = .fresh(entry.value, isDue: false)
+        }
+        return found
     }
 
     /// What the disk and remote tiers hold for `key`, unless the memory

@@ -239,24 +239,4 @@ extension Cache {
             memory.removeValue(forKey: key)
         }
     }
-
-    // MARK: - The fleet lock, for loads
-
-    /// Tries once, without waiting, to take the fleet-wide lock for loading
-    /// `key` through the remote tier.
-    ///
-    /// For the loading API: on ``FleetLoadLock/Attempt/acquired(_:)``, load,
-    /// write the value through the cache, then ``FleetLoadLock/release()``; on
-    /// ``FleetLoadLock/Attempt/heldElsewhere``, wait for the value (a remote hit,
-    /// or an invalidation of `key`) or serve a stale one; on
-    /// ``FleetLoadLock/Attempt/unavailable``, load locally.
-    ///
-    /// - Parameters:
-    ///   - key: The caller's key.
-    ///   - ttl: How long the lock holds if never released; longer than the load.
-    /// - Complexity: One remote round trip. Never throws: a remote failure is `.unavailable`.
-    func acquireFleetLock(forKey key: String, ttl: Duration) async -> FleetLoadLock.Attempt {
-        guard let remoteLink else { return .unavailable }
-        return await remoteLink.acquireLock(forKey: key, ttl: ttl)
-    }
 }

@@ -1,6 +1,7 @@
 /// A fleet-wide lock on one key, taken through a cache's remote tier so that
 /// one instance of the fleet loads a missing value while the others wait for
-/// it or serve a stale one. Made by `Cache.acquireFleetLock(forKey:ttl:)`.
+/// it or serve a stale one. Taken through the cache's remote link (below), when its tier is
+/// ``RemoteCacheLocking``; `Cache+FleetLoad.swift` is the protocol of a load that uses it.
 ///
 /// The lock expires by itself after its time to live, so a crashed holder
 /// never blocks the fleet. Release it with ``release()`` after the loaded value
@@ -51,5 +52,31 @@ struct FleetLoadLock: Sendable {
         } catch {
             return false
         }
+    }
+}
+
+// MARK: - Taking the lock through a remote tier
+
+extension RemoteTierLink {
+    /// Tries once to take the fleet-wide lock on `key`: ``FleetLoadLock/Attempt/unavailable`` when
+    /// the tier is not ``RemoteCacheLocking`` or fails.
+    func acquireLock(forKey key: String, ttl: Duration) async -> FleetLoadLock.Attempt {
+        guard let locking = tier as? any RemoteCacheLocking<Value> else { return .unavailable }
+        do {
+            let lock = try await Self.acquireLock(on: locking, forKey: key, ttl: ttl)
+            recordSuccess()
+            return lock.map { .acquired($0) } ?? .heldElsewhere
+        } catch {
+            recordFailure(error, while: "locking \(key)")
+            return .unavailable
+        }
+    }
+
+    /// Opens the existential, so that the lock keeps its tier's own type.
+    private static func acquireLock<Tier: RemoteCacheLocking>(
+        on tier: Tier, forKey key: String, ttl: Duration
+    ) async throws -> FleetLoadLock? {
+        guard let lock = try await tier.acquireLock(forKey: key, ttl: ttl) else { return nil }
+        return FleetLoadLock(key: key) { try await tier.releaseLock(lock) }
     }
 }

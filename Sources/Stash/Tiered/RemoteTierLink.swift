@@ -52,8 +52,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var maximumPendingSends = RemoteTierLink.defaultMaximumPendingSends
         /// Whether changes are being left unsent (logged once, when it starts).
         var overflowing = false
-        var subscriptionWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextSubscriptionWaiter = 0
+        var subscriptionWaiters = WaiterSet()
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
         /// How each load through the fleet lock got its value, from its loader's
@@ -85,6 +84,9 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     static var recoveryQuietPeriod: Duration { .seconds(1) }
 
     let tier: any RemoteCacheTier<Value>
+    /// The tier's capabilities, `nil` where it has none (see ``RemoteCacheTier``).
+    private let invalidating: (any RemoteCacheInvalidating<Value>)?
+    private let batchReading: (any RemoteCacheBatchReading<Value>)?
     let order = RemoteWriteOrder()
     let logger: Logger
     /// The outages, on the cache's clock.
@@ -95,6 +97,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     init(tier: any RemoteCacheTier<Value>, clock: any CacheClock, logger: Logger, background: BackgroundTasks) {
         self.tier = tier
+        invalidating = tier as? any RemoteCacheInvalidating<Value>
+        batchReading = tier as? any RemoteCacheBatchReading<Value>
         self.logger = logger
         self.background = background
         outages = IncidentLog(logger: logger, clock: clock, quietPeriod: Self.recoveryQuietPeriod)
@@ -118,6 +122,31 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             recordFailure(error, while: "reading \(key)")
             return nil
         }
+    }
+
+    /// The shared entries for `keys` (without duplicates), in order: one round trip when the tier
+    /// reads in batches, else one per key. A key whose shared copy is stale is a miss and is not
+    /// asked for; a failure is a miss for every key of the batch.
+    func entries(forKeys keys: [String]) async -> [RemoteCacheEntry<Value>?] {
+        guard let batchReading, keys.count > 1 else {
+            var entries: [RemoteCacheEntry<Value>?] = []
+            entries.reserveCapacity(keys.count)
+            for key in keys { entries.append(await entry(forKey: key)) }
+            return entries
+        }
+        let trusted: [Int] = state.withLock { state in
+            state.everythingStale ? [] : keys.indices.filter { state.staleKeys[keys[$0]] == nil }
+        }
+        var entries = [RemoteCacheEntry<Value>?](repeating: nil, count: keys.count)
+        guard !trusted.isEmpty else { return entries }
+        do {
+            let found = try await batchReading.entries(forKeys: trusted.map { keys[$0] })
+            for (index, entry) in zip(trusted, found) { entries[index] = entry }
+            recordSuccess()
+        } catch {
+            recordFailure(error, while: "reading \(trusted.count) keys")
+        }
+        return entries
     }
 
     /// Sends `change` once every earlier change of its key has been sent.
@@ -318,14 +347,16 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     // MARK: - Invalidations
 
-    /// Subscribes in the background, retrying with backoff until the tier accepts.
+    /// Subscribes in the background, retrying with backoff until the tier accepts. A tier that is
+    /// not ``RemoteCacheInvalidating`` has nothing to subscribe to: the link counts as subscribed.
     func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) {
+        guard let invalidating else { return didSubscribe() }
         let task = Task {
             var delay = Duration.milliseconds(50)
             var loggedFailure = false
             while !Task.isCancelled {
                 do {
-                    try await self.tier.startReceivingInvalidations(handler)
+                    try await invalidating.startReceivingInvalidations(handler)
                     self.didSubscribe()
                     return
                 } catch {
@@ -346,13 +377,11 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     private func didSubscribe() {
         let (waiters, stopped) = state.withLock { state in
             state.subscribed = true
-            defer { state.subscriptionWaiters = [:] }
-            return (state.subscriptionWaiters.values, state.stopped && !state.closing)
+            return (state.subscriptionWaiters.takeAll(), state.stopped && !state.closing)
         }
         for waiter in waiters { waiter.resume() }
-        if stopped {
-            let tier = self.tier
-            Task { await tier.stopReceivingInvalidations() }
+        if stopped, let invalidating {
+            Task { await invalidating.stopReceivingInvalidations() }
         }
     }
 
@@ -379,32 +408,12 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
 
     /// Returns once the subscription is made, or the link stopped, or the task is cancelled.
     func waitUntilSubscribed() async {
-        let id: Int? = state.withLock { state in
-            if state.subscribed || state.stopped { return nil }
-            state.nextSubscriptionWaiter += 1
-            return state.nextSubscriptionWaiter
-        }
-        guard let id else { return }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now: Bool = state.withLock { state in
-                    if state.subscribed || state.stopped || Task.isCancelled { return true }
-                    state.subscriptionWaiters[id] = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.subscriptionWaiters.removeValue(forKey: id) }?.resume()
-        }
+        await state.wait(on: \.subscriptionWaiters) { $0.subscribed || $0.stopped }
     }
 
     /// Lets every ``waitUntilSubscribed()`` return.
     private func releaseSubscriptionWaiters() {
-        let waiters = state.withLock { state in
-            defer { state.subscriptionWaiters = [:] }
-            return state.subscriptionWaiters.values
-        }
+        let waiters = state.withLock { $0.subscriptionWaiters.takeAll() }
         for waiter in waiters { waiter.resume() }
     }
 
@@ -427,7 +436,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             defer { state.subscribed = false }
             return state.subscribed
         }
-        if subscribed { await tier.stopReceivingInvalidations() }
+        if subscribed { await invalidating?.stopReceivingInvalidations() }
     }
 
     /// The number of keys whose shared copy is older than the local one, or `nil` when the whole
@@ -446,9 +455,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
         releaseSubscriptionWaiters()
         task?.cancel()
-        if subscribed {
-            let tier = self.tier
-            Task { await tier.stopReceivingInvalidations() }
+        if subscribed, let invalidating {
+            Task { await invalidating.stopReceivingInvalidations() }
         }
     }
 
@@ -479,25 +487,5 @@ extension RemoteTierLink {
     /// Takes what ``noteFleetLoad(_:forKey:)`` recorded for `key`, if anything.
     func takeFleetLoad(forKey key: String) -> FleetLoadLock.Outcome? {
         state.withLock { $0.fleetLoads.removeValue(forKey: key) }
-    }
-
-    /// Tries once to take the fleet-wide lock on `key`. See `Cache.acquireFleetLock(forKey:ttl:)`.
-    func acquireLock(forKey key: String, ttl: Duration) async -> FleetLoadLock.Attempt {
-        do {
-            let lock = try await Self.acquireLock(on: tier, forKey: key, ttl: ttl)
-            recordSuccess()
-            return lock.map { .acquired($0) } ?? .heldElsewhere
-        } catch {
-            recordFailure(error, while: "locking \(key)")
-            return .unavailable
-        }
-    }
-
-    /// Opens the existential, so that the lock keeps its tier's own type.
-    private static func acquireLock<Tier: RemoteCacheTier>(
-        on tier: Tier, forKey key: String, ttl: Duration
-    ) async throws -> FleetLoadLock? {
-        guard let lock = try await tier.acquireLock(forKey: key, ttl: ttl) else { return nil }
-        return FleetLoadLock(key: key) { try await tier.releaseLock(lock) }
     }
 }

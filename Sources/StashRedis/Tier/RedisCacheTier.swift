@@ -45,7 +45,8 @@ import Stash
 /// `Value`.
 ///
 /// Thread-safety: safe to use from any thread or task. No call blocks a thread.
-public final class RedisCacheTier<Value>: RemoteCacheInserting, Sendable {
+public final class RedisCacheTier<Value>: RemoteCacheInvalidating, RemoteCacheLocking, RemoteCacheBatchReading,
+    RemoteCacheInserting, Sendable {
     /// The tier's settings.
     public let configuration: Configuration
     /// Everything but the codec: keys, format, commands, invalidations, locks and the breaker.

@@ -276,22 +276,35 @@ final class CacheWithRedisTests: XCTestCase {
         XCTAssertNil(a.memory?.value(forKey: "down"))
     }
 
+    func testABulkReadTakesEveryKeyTheLocalTiersMissFromRedisInOneMGET() async throws {
+        let a = try makeCache(), b = try makeCache()
+        for key in ["a", "b", "c"] { try await a.setValue("from-a-\(key)", forKey: key, ttl: .seconds(60)) }
+        try await b.setValue("own-d", forKey: "d")
+        let (mgetsBefore, getsBefore) = (try redisCalls("mget"), try redisCalls("get"))
+        let values = try await b.values(forKeys: ["a", "b", "c", "d", "e"]) { keys in
+            Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded-\($0)") })
+        }
+        XCTAssertEqual(values, ["a": "from-a-a", "b": "from-a-b", "c": "from-a-c", "d": "own-d", "e": "loaded-e"])
+        // a, b, c and e in one MGET; d from B's own tiers; no single GET.
+        XCTAssertEqual(try redisCalls("mget") - mgetsBefore, 1)
+        XCTAssertEqual(try redisCalls("get") - getsBefore, 0)
+        // Promoted: read locally from now on.
+        XCTAssertEqual(b.memory?.value(forKey: "b"), "from-a-b")
+    }
+
     func testTheFleetLockIsTakenOnceAcrossInstances() async throws {
         let a = try makeCache(), b = try makeCache()
-        guard case .acquired(let lock) = await a.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
+        let linkA = try XCTUnwrap(a.remoteLink), linkB = try XCTUnwrap(b.remoteLink)
+        guard case .acquired(let lock) = await linkA.acquireLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("the first instance takes the lock")
         }
-        guard case .heldElsewhere = await b.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
+        guard case .heldElsewhere = await linkB.acquireLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("the second instance finds it held")
         }
         let released = await lock.release()
         XCTAssertTrue(released)
-        guard case .acquired = await b.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
+        guard case .acquired = await linkB.acquireLock(forKey: "load", ttl: .seconds(10)) else {
             return XCTFail("released, it can be taken again")
-        }
-        let local = try Cache<String>(memory: MemoryCache(), disk: nil)
-        guard case .unavailable = await local.acquireFleetLock(forKey: "load", ttl: .seconds(10)) else {
-            return XCTFail("a local cache has no fleet lock")
         }
     }
 }
