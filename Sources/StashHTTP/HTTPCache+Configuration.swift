@@ -32,7 +32,8 @@ extension HTTPCache {
         /// The most bytes of header fields a stored response may have; larger ones pass through.
         /// Defaults to 64 KiB.
         public var maximumHeaderSize: Int
-        /// The most variants (`Vary`) kept per URL, the oldest going first. Defaults to 16.
+        /// The most variants (`Vary`) kept per URL, the oldest going first. Defaults to 16;
+        /// clamped to 1...1024 (the most one stored record holds), with a warning.
         public var maximumVariantsPerURL: Int
         /// The longest heuristic freshness lifetime (10 % of the time since `Last-Modified`).
         /// Defaults to 1 day, as RFC 9111 §4.2.2 leaves the cap to the cache.

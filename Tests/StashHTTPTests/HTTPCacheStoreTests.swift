@@ -35,6 +35,19 @@ import Testing
         #expect(origin.count == 2)
     }
 
+    /// More variants per URL than a stored record holds would be written and then read back as
+    /// damaged (and deleted): the setting is clamped to the record's limit instead.
+    @Test func moreVariantsPerURLThanARecordHoldsAreClampedWithAWarning() async throws {
+        let logs = LogRecorder()
+        var configuration = HTTPCache.Configuration()
+        configuration.maximumVariantsPerURL = StoredEntry.maximumVariants + 1
+        configuration.logger = logs.logger
+        let cache = try HTTPCache(configuration: configuration)
+        #expect(cache.configuration.maximumVariantsPerURL == StoredEntry.maximumVariants)
+        #expect(logs.messages(at: .warning).count == 1)
+        await cache.close()
+    }
+
     @Test func queryAndMethodAreInTheKey() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)
@@ -445,12 +458,12 @@ import Testing
         await cache.close()
     }
 
-    @Test func encodingRoundTripsAndRejectsEveryTruncation() {
+    @Test func encodingRoundTripsAndRejectsEveryTruncation() throws {
         let response = StoredResponse(
             status: .init(code: 203, reasonPhrase: "Yes"), fields: makeResponse(200, [("A", "1"), ("b", "2")]).headerFields,
             requestTime: 5, responseTime: -7, varyValues: [.init(name: "accept", value: nil), .init(name: "x", value: "1")],
             body: Array("body".utf8))
-        let bytes = StoredEntry(variants: [response, response]).encoded()
+        let bytes = try #require(StoredEntry(variants: [response, response]).encoded())
         let decoded = StoredEntry.decode(bytes)
         #expect(decoded?.variants.count == 2)
         #expect(decoded?.variants[1].status.reasonPhrase == "Yes")

@@ -51,6 +51,11 @@ final class HTTPCacheEngine: Sendable {
         clamp("maximumEntrySize", &configuration.maximumEntrySize, atLeast: 0, meaning: "which stores no body")
         clamp("maximumHeaderSize", &configuration.maximumHeaderSize, atLeast: 0, meaning: "which stores no response")
         clamp("maximumVariantsPerURL", &configuration.maximumVariantsPerURL, atLeast: 1, meaning: "one variant per URL")
+        if configuration.maximumVariantsPerURL > StoredEntry.maximumVariants {
+            warningLogger.warning(
+                "[Stash] maximumVariantsPerURL \(configuration.maximumVariantsPerURL) is out of range; using \(StoredEntry.maximumVariants), the most a stored record holds")
+            configuration.maximumVariantsPerURL = StoredEntry.maximumVariants
+        }
         clamp("heuristicFreshnessLimit", &configuration.heuristicFreshnessLimit, atLeast: .zero,
               meaning: "no heuristic freshness")
         clamp("staleIfUnreachable", &configuration.staleIfUnreachable, atLeast: .zero,
@@ -564,9 +569,18 @@ final class HTTPCacheEngine: Sendable {
         memory.setValue(entry, forKey: key, cost: entry.cost)
         guard let disk, !isDiskClosed else { return }
         do {
-            try await disk.setValue(Data(entry.encoded()), forKey: key)
+            guard let encoded = entry.encoded() else {
+                // A length past 4 GiB: memory only. The disk's older record must not come back.
+                _ = try await disk.removeValue(forKey: key)
+                return
+            }
+            try await disk.setValue(Data(encoded), forKey: key)
             diskIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" }
         } catch {
+            // The disk may still hold the key's older record: once memory evicts the new one, that
+            // record would be served (with variants a removal meant to drop). Best effort: a disk
+            // that failed the write may fail this too, and the record then goes at its expiry.
+            _ = try? await disk.removeValue(forKey: key)
             reportDiskFailure("storing an HTTP response on disk failed; it is kept in memory only", key: key, error: error)
         }
     }

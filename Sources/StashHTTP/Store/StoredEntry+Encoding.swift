@@ -10,31 +10,38 @@ import HTTPTypes
 ///              u32 body length, body bytes
 /// str = u32 length + UTF-8 bytes; integers little-endian.
 /// ```
-/// Decoding checks every length against the bytes left, so damaged data is a miss, never a crash.
+/// The article "Stored entry format" describes it byte by byte. Decoding checks every length
+/// against the bytes left, in 64 bits, so damaged data is a miss, never a crash, also where `Int`
+/// has 32 bits; encoding refuses an entry with a length past `UInt32.max` instead of trapping.
 extension StoredEntry {
     static let magic: [UInt8] = Array("SHC1".utf8)
+    /// The most variants one record holds: the decoder refuses more, and
+    /// `HTTPCache.Configuration.maximumVariantsPerURL` is clamped to it.
+    static let maximumVariants = 1024
 
-    func encoded() -> [UInt8] {
+    /// The encoding, or `nil` when a length does not fit its 32-bit field (a body or a header
+    /// field of 4 GiB or more): such an entry is kept in memory only.
+    func encoded() -> [UInt8]? {
         var out = Self.magic
         out.reserveCapacity(cost + 64)
+        guard variants.count <= Self.maximumVariants else { return nil }
         out.appendInteger(UInt32(variants.count))
         for variant in variants {
             out.appendInteger(UInt16(clamping: variant.status.code))
-            out.appendString(variant.status.reasonPhrase)
+            guard out.appendString(variant.status.reasonPhrase) else { return nil }
             out.appendInteger(variant.requestTime)
             out.appendInteger(variant.responseTime)
-            out.appendInteger(UInt32(variant.varyValues.count))
+            guard out.appendLength(variant.varyValues.count) else { return nil }
             for vary in variant.varyValues {
-                out.appendString(vary.name)
+                guard out.appendString(vary.name) else { return nil }
                 out.append(vary.value == nil ? 0 : 1)
-                out.appendString(vary.value ?? "")
+                guard out.appendString(vary.value ?? "") else { return nil }
             }
-            out.appendInteger(UInt32(variant.fields.count))
+            guard out.appendLength(variant.fields.count) else { return nil }
             for field in variant.fields {
-                out.appendString(field.name.rawName)
-                out.appendString(field.value)
+                guard out.appendString(field.name.rawName), out.appendString(field.value) else { return nil }
             }
-            out.appendInteger(UInt32(variant.body.count))
+            guard out.appendLength(variant.body.count) else { return nil }
             out.append(contentsOf: variant.body)
         }
         return out
@@ -43,7 +50,7 @@ extension StoredEntry {
     /// The entry in `bytes`, or `nil` when they are not a valid encoding.
     static func decode(_ bytes: some Collection<UInt8>) -> StoredEntry? {
         var reader = ByteReader(Array(bytes))
-        guard reader.take(4) == magic[...], let count: UInt32 = reader.integer(), count <= 1024 else { return nil }
+        guard reader.take(4) == magic[...], let count: UInt32 = reader.integer(), count <= Self.maximumVariants else { return nil }
         var variants: [StoredResponse] = []
         for _ in 0..<count {
             guard let code: UInt16 = reader.integer(), (100...999).contains(code), let reason = reader.string(),
@@ -61,7 +68,7 @@ extension StoredEntry {
                 guard let name = reader.string(), let value = reader.string(), let fieldName = HTTPField.Name(name) else { return nil }
                 fields.append(HTTPField(name: fieldName, value: value))
             }
-            guard let bodyLength: UInt32 = reader.integer(), let body = reader.take(Int(bodyLength)) else { return nil }
+            guard let bodyLength: UInt32 = reader.integer(), let body = reader.take(length: bodyLength) else { return nil }
             variants.append(StoredResponse(
                 status: HTTPResponse.Status(code: Int(code), reasonPhrase: reason), fields: fields,
                 requestTime: requestTime, responseTime: responseTime, varyValues: varyValues, body: Array(body)))
@@ -76,9 +83,18 @@ extension [UInt8] {
         Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
     }
 
-    mutating func appendString(_ string: String) {
-        appendInteger(UInt32(string.utf8.count))
+    /// Appends `count` as a `u32`; `false` (appending nothing) when it does not fit.
+    mutating func appendLength(_ count: Int) -> Bool {
+        guard let length = UInt32(exactly: count) else { return false }
+        appendInteger(length)
+        return true
+    }
+
+    /// Appends a `str`; `false` when its length does not fit a `u32`.
+    mutating func appendString(_ string: String) -> Bool {
+        guard appendLength(string.utf8.count) else { return false }
         append(contentsOf: string.utf8)
+        return true
     }
 }
 
@@ -97,6 +113,13 @@ struct ByteReader {
         return bytes[offset..<offset + count]
     }
 
+    /// `take` for a length read from the bytes: compared with what is left before it becomes an
+    /// `Int`, which has 32 bits on some platforms (watchOS arm64_32).
+    mutating func take(length: UInt32) -> ArraySlice<UInt8>? {
+        guard UInt64(length) <= UInt64(bytes.count - offset) else { return nil }
+        return take(Int(length))
+    }
+
     mutating func integer<T: FixedWidthInteger>() -> T? {
         guard let slice = take(MemoryLayout<T>.size) else { return nil }
         var value = T.zero
@@ -105,7 +128,7 @@ struct ByteReader {
     }
 
     mutating func string() -> String? {
-        guard let length: UInt32 = integer(), let slice = take(Int(length)) else { return nil }
+        guard let length: UInt32 = integer(), let slice = take(length: length) else { return nil }
         // Not String(validating:as:), which needs macOS 15 and iOS 18: decoding replaces invalid
         // UTF-8 with U+FFFD, so the bytes survive unchanged exactly when they were valid.
         let string = String(decoding: slice, as: UTF8.self)
