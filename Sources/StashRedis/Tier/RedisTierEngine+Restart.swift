@@ -38,8 +38,9 @@ extension RedisTierEngine {
     /// changed, the server restarted, and whatever it reloaded from its append-only file or
     /// snapshot may be older than what the fleet wrote while it was down (by an instance that died
     /// before it could repair its keys, say). The namespace is then emptied once, by the first
-    /// instance to see the new `run_id` (`SET NX` of a key outside the namespace, so that the
-    /// emptying does not remove it); the others wait until it is done (at most
+    /// instance to see the new `run_id` (`SET NX` of a guard key, which the emptying leaves in place
+    /// even where the namespace holds it: an empty prefix, or one that begins `stash-restart:`);
+    /// the others wait until it is done (at most
     /// ``restartEmptyingWait``). Nothing is published: each cache drops its local copies when it
     /// hears of the restored subscription, after this returns, and keeps its unsent writes.
     func emptyIfRestarted() async {
@@ -64,7 +65,7 @@ extension RedisTierEngine {
                 "Redis restarted and may have reloaded values older than the fleet's last writes; emptying the namespace",
                 metadata: ["prefix": "\(keyPrefix)"])
             do {
-                try await emptyNamespace()
+                try await emptyNamespace(keeping: guardKey)
             } catch {
                 logger.error("could not empty the namespace after a Redis restart", metadata: ["error": "\(error)"])
             }

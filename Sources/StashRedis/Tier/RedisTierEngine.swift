@@ -205,13 +205,17 @@ final class RedisTierEngine: Sendable {
     }
 
     /// Removes every key under the prefix (`SCAN` and `UNLINK` on every primary), telling no one.
-    func emptyNamespace() async throws(RedisError) {
+    ///
+    /// - Parameter kept: A key left in place although it matches (the restart guard, which is in
+    ///   the namespace when the prefix is empty or begins `stash-restart:`).
+    func emptyNamespace(keeping kept: String? = nil) async throws(RedisError) {
         let pattern = Self.globEscaped(keyPrefix) + "*"
         try await call { executor throws(RedisError) in
             for client in try await executor.primaryClients() {
                 try await client.scan(matching: pattern) { keys throws(RedisError) in
+                    let doomed = keys.filter { $0 != kept }
                     // One UNLINK per key: in a cluster, keys of one batch may live in different slots.
-                    for result in await client.send(pipeline: keys.map { RedisCommand("UNLINK", key: $0, [.string($0)]) }) {
+                    for result in await client.send(pipeline: doomed.map { RedisCommand("UNLINK", key: $0, [.string($0)]) }) {
                         _ = try result.get()
                     }
                 }

@@ -189,15 +189,17 @@ final class CacheWithRedisFaultTests: XCTestCase {
     /// append-only file with the values from before. The tier sees the new `run_id` when its
     /// subscription comes back and empties the namespace before the cache reads Redis again, so
     /// the surviving instance never reads the restarted server's older copies (issue #28, case 2,
-    /// for a writer that died). With `emptiesAfterRestart` off, it reads them.
+    /// for a writer that died). With `emptiesAfterRestart` off, it reads them. With an empty
+    /// prefix the namespace holds the restart guard too, which the emptying leaves in place (it
+    /// deleted it, and the other instances stopped waiting before the emptying was done).
     func testARestartedRedisIsEmptiedSoNoInstanceReadsItsOlderCopies() async throws {
-        for empties in [true, false] {
+        for (empties, prefix) in [(true, "dead:"), (false, "dead:"), (true, "")] {
             try RedisRequirement.requireServer()
             let server = try RedisServerProcess.start(["--appendonly", "yes", "--appendfsync", "always"])
             defer { server.stop() }
             let writerClient = RedisClient(configuration: server.faultTestConfiguration)
             let readerClient = RedisClient(configuration: server.faultTestConfiguration)
-            var configuration = RedisCacheTier<String>.Configuration(keyPrefix: "dead:")
+            var configuration = RedisCacheTier<String>.Configuration(keyPrefix: prefix)
             configuration.emptiesAfterRestart = empties
             let writerTier = RedisCacheTier(executor: writerClient, codec: .string, configuration: configuration,
                                             clock: ManualClock(), logger: Logger(label: "tier"))
@@ -228,6 +230,12 @@ final class CacheWithRedisFaultTests: XCTestCase {
                 } else {
                     XCTAssertEqual(read, "before", "\(key): kept, by configuration")
                 }
+            }
+            if empties {
+                let guardKey = try server.cli(["KEYS", "stash-restart:*"]).trimmingCharacters(in: .whitespacesAndNewlines)
+                XCTAssertTrue(guardKey.hasPrefix("stash-restart:\(prefix)"), "prefix \"\(prefix)\": the guard key stays")
+                let state = try server.cli(["GET", guardKey]).trimmingCharacters(in: .whitespacesAndNewlines)
+                XCTAssertEqual(state, "done", "prefix \"\(prefix)\": the emptying finished and said so")
             }
             await readerTier.close()
             await readerClient.close()

@@ -204,6 +204,11 @@ final class RedisCacheTierTests: XCTestCase {
         let stillHeld = try await first.acquireLock(forKey: "report", ttl: .seconds(30))
         XCTAssertNil(stillHeld, "the stale release did not free the new holder's lock")
         try await second.releaseLock(nextHeld)
+        // The fencing counter expires a day after the key's last attempt, so locked keys leave
+        // no counter behind for ever.
+        let fenceTTL = try XCTUnwrap(Int(server.cli(["PTTL", "{app:report}:fence"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertGreaterThan(fenceTTL, 86_000_000)
+        XCTAssertLessThanOrEqual(fenceTTL, 86_400_000)
     }
 
     /// The server is started with `proto-max-bulk-len 1mb`: a 2 MB value is refused
