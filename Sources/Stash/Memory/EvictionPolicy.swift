@@ -35,21 +35,25 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     public static let lfu = EvictionPolicy(kind: .lfu)
 
     /// S3-FIFO with an adaptive small queue: new keys wait in a small FIFO
-    /// queue and stay only if read again while there; keys read at least twice
-    /// move on to a main FIFO queue, where each read earns another round
-    /// (up to three) before eviction; a ghost queue of recently evicted keys'
-    /// hashes lets a key that comes back soon go straight to the main queue.
-    /// The small queue starts at one entry and moves by one entry per
-    /// marginal hit, within 0–30 % of the cache: a key that comes back soon
-    /// after leaving the small queue grows it, one that comes back soon after
-    /// leaving the main queue shrinks it. The default.
+    /// queue and stay only if read again while there; keys read there move on
+    /// to a main FIFO queue, where each read earns another round (up to three)
+    /// before eviction; a ghost queue of recently evicted keys' hashes lets a
+    /// key that comes back soon go to the main queue, in place of the main
+    /// queue's victim if that victim has been idle longer than the key was away
+    /// (LIRS's rule; else the key starts again in the small queue). The small
+    /// queue starts at one entry and moves by one entry per marginal hit,
+    /// within 0–90 % of the cache: a key that comes back soon after leaving the
+    /// small queue grows it, one that comes back soon after leaving the main
+    /// queue shrinks it. The default.
     ///
     /// Resists scans and loops larger than the cache, where LRU and FIFO hit
-    /// almost nothing, and stays within a point of LRU on recency-heavy
-    /// workloads; a read only bumps a counter, so reads cost no more than
-    /// FIFO's. The measured hit ratios on real traces are in the project's
-    /// `docs/benchmarks.md`; choose ``lru`` when keys are almost always read
-    /// again soon after their first use and never in loops.
+    /// almost nothing (a loop a little longer than the cache keeps a fixed part
+    /// of itself resident, as LIRS does), and stays within about half a point
+    /// of LRU on the recency-heavy traces it was measured on; a read only bumps
+    /// a counter, so reads cost no more than FIFO's. The measured hit ratios on
+    /// real traces, and which traces, are in the project's `docs/benchmarks.md`;
+    /// choose ``lru`` when keys are almost always read again soon after their
+    /// first use and never in loops.
     ///
     /// Eviction order: trims (``MemoryCache/trim(toCount:)``,
     /// ``MemoryCache/trim(toCost:)``, a lowered limit) take, one at a time, the

@@ -53,10 +53,9 @@ import Testing
         #expect(useCount(cache, "d") == 0)
     }
 
-    @Test func aNewKeyReadOnceLeavesFromTheSmallQueueIntoTheGhost() {
+    @Test func aNewKeyNotReadLeavesFromTheSmallQueueIntoTheGhost() {
         let cache = filledCache()
-        _ = cache.value(forKey: "d")  // counter 1: below the promotion threshold
-        cache.setValue(4, forKey: "e")
+        cache.setValue(4, forKey: "e")  // d, never read, leaves the small queue
         #expect(cache.keys == ["e", "a", "b", "c"])
         // d's fingerprint is in the ghost: it comes back straight into the main queue.
         cache.setValue(3, forKey: "d")
@@ -65,9 +64,8 @@ import Testing
         #expect(useCount(cache, "d") == 0)
     }
 
-    @Test func smallQueuePromotionNeedsACounterOfTwo() {
+    @Test func oneReadInTheSmallQueuePromotesIt() {
         let cache = filledCache()
-        _ = cache.value(forKey: "d")
         _ = cache.value(forKey: "d")
         cache.setValue(4, forKey: "e")
         #expect(cache.keys == ["e", "b", "c", "d"])
@@ -80,8 +78,7 @@ import Testing
         _ = cache.value(forKey: "a")  // a: 1
         _ = cache.value(forKey: "b")
         _ = cache.value(forKey: "b")  // b: 2
-        _ = cache.value(forKey: "d")
-        cache.setValue(4, forKey: "e")  // evicts d (counter 1) into the ghost
+        cache.setValue(4, forKey: "e")  // evicts d (counter 0) into the ghost
         cache.setValue(3, forKey: "d")  // a ghost hit: d enters the main queue; the main queue evicts
         // a (1) and b (2) are decremented and go round; c (0) is evicted.
         #expect(cache.keys == ["e", "a", "b", "d"])
@@ -90,6 +87,31 @@ import Testing
         cache.setValue(5, forKey: "e2")  // e (counter 0) leaves the small queue
         cache.setValue(4, forKey: "e")  // ghost hit again: a, now at 0, is the main queue's oldest and goes
         #expect(cache.keys == ["e2", "b", "d", "e"])
+    }
+
+    /// LIRS's rule: a key back from the ghost enters the main queue only in place of an entry
+    /// that has been idle longer than the key was away (both counted in evictions from the small
+    /// queue); else it comes back as a new key.
+    @Test func aKeyBackFromTheGhostDisplacesOnlyAnEntryIdleLongerThanItWasAway() {
+        for readsMain in [false, true] {
+            let cache = filledCache()
+            cache.setValue(4, forKey: "e")  // d into the ghost
+            cache.setValue(5, forKey: "f")  // e into the ghost
+            cache.setValue(6, forKey: "g")  // f into the ghost: d was evicted 2 evictions ago
+            #expect(cache.keys == ["g", "a", "b", "c"])
+            if readsMain {
+                // a, b and c go round once more while the victim is sought: idle for 0 evictions.
+                for key in ["a", "b", "c"] { _ = cache.value(forKey: key) }
+                cache.setValue(3, forKey: "d")
+                #expect(!isInMain(cache, "d"), "a, idle for less time than d was away, stays")
+                #expect(cache.keys == ["d", "a", "b", "c"])  // g left the small queue instead
+            } else {
+                cache.setValue(3, forKey: "d")
+                #expect(isInMain(cache, "d"), "a, idle since the cache filled (3 evictions), goes")
+                #expect(cache.keys == ["g", "b", "c", "d"])
+            }
+            #expect(queue(cache).invariantsHold())
+        }
     }
 
     @Test func explicitRemovalsAndExpiryDoNotEnterTheGhost() {
@@ -169,15 +191,15 @@ import Testing
         cache.onEvict = nil
     }
 
-    @Test func theSmallQueueGrowsUpToThirtyPercent() {
+    @Test func theSmallQueueGrowsUpToNinetyPercent() {
         let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100, policy: .s3FIFO)
         let queue = cache.core.table.queue as! AdaptiveFIFOQueue
         for key in 0..<100 { cache.setValue(key, forKey: key) }
         growSmallQueueToItsBound(cache, firstNewKey: 1_000)
         #expect(queue.smallShare == AdaptiveFIFOQueue.maxSmallShare)
-        // The budget is now 29 entries (30 % rounded down); new keys fill the small queue up to it.
+        // The budget is now 89 entries (90 % rounded down); new keys fill the small queue up to it.
         for key in 20_000..<20_100 { cache.setValue(key, forKey: key) }
-        #expect(queue.smallCount == 29)
+        #expect(queue.smallCount == 89)
         #expect(queue.invariantsHold())
     }
 
@@ -187,15 +209,15 @@ import Testing
         for key in 0..<100 { cache.setValue(key, forKey: key) }
         growSmallQueueToItsBound(cache, firstNewKey: 1_000)
         cache.trim(toCount: 0)
-        cache.countLimit = 1_000  // a budget of 299 entries
-        for key in 20_000..<20_200 { cache.setValue(key, forKey: key) }
-        #expect(queue.smallCount == 200)
-        cache.countLimit = 250  // budget 74; nothing to evict
-        #expect(queue.smallCount == 200)
+        cache.countLimit = 10_000  // a budget of 8,999 entries
+        for key in 20_000..<20_800 { cache.setValue(key, forKey: key) }
+        #expect(queue.smallCount == 800)
+        cache.countLimit = 850  // budget 764; nothing to evict
+        #expect(queue.smallCount == 800)
         cache.setValue(0, forKey: 30_000)
-        #expect(queue.smallCount == 201 - AdaptiveFIFOQueue.maxTransfers)
+        #expect(queue.smallCount == 801 - AdaptiveFIFOQueue.maxTransfers)
         cache.setValue(0, forKey: 30_001)
-        #expect(queue.smallCount == 202 - 2 * AdaptiveFIFOQueue.maxTransfers)
+        #expect(queue.smallCount == 802 - 2 * AdaptiveFIFOQueue.maxTransfers)
         #expect(queue.invariantsHold())
     }
 
@@ -207,16 +229,16 @@ import Testing
         #expect(queue.smallCount == 1, "a share of 0 still holds one entry, whatever its cost")
         growSmallQueueToItsBound(cache, firstNewKey: 1_000, cost: 10)
         #expect(queue.smallShare == AdaptiveFIFOQueue.maxSmallShare)
-        // 30 % of 1,000 cost units, rounded down: 299, so 29 entries of cost 10.
+        // 90 % of 1,000 cost units, rounded down: 899, so 89 entries of cost 10.
         for key in 20_000..<20_100 {
             cache.setValue(key, forKey: key, cost: 10)
             #expect(cache.totalCost <= 1_000)
         }
-        #expect(queue.smallCount == 29)
-        // An overwrite that takes the small queue to 300 cost units moves its oldest on.
+        #expect(queue.smallCount == 89)
+        // An overwrite that takes the small queue to 900 cost units moves its oldest on.
         let (oldest, second) = (cache.keys[0], cache.keys[1])
         cache.setValue(0, forKey: second, cost: 20)
-        #expect(queue.smallCount == 28)
+        #expect(queue.smallCount == 88)
         #expect(queue.isInMainQueue(cache.core.table.find(oldest, hash: EntryTable<Int, Int>.hash(oldest)).slot))
         #expect(cache.totalCost <= 1_000)
         #expect(queue.invariantsHold())

@@ -16,9 +16,13 @@ struct ReferenceAdaptiveFIFO {
     var ghost: [(fingerprint: UInt32, alive: Bool)] = []  // evicted from the small queue, oldest first
     var shadow: [(fingerprint: UInt32, alive: Bool)] = []  // evicted from the main queue, oldest first
     var share = 0  // the small queue's share of the limits, in units of 2^-32
-    let maxShare = (1 << 32) / 10 * 3
+    let maxShare = (1 << 32) / 10 * 9
+    /// Evictions from the small queue so far (the ghost's clock), and, per key in the main queue,
+    /// that count when it last went to the main queue's newest end.
+    var ghostPushes = 0
+    var stamp: [Int: Int] = [:]
     var peak = 0
-    var pending: (toMain: Bool, cost: Int)?
+    var pending: (toMain: Bool, cost: Int, ghostAge: Int)?
     var overwriting: Int?
 
     var count: Int { small.count + main.count }
@@ -69,20 +73,27 @@ struct ReferenceAdaptiveFIFO {
             if small.isEmpty && mainIsEmpty { return nil }
             if !small.isEmpty && (mainIsEmpty || (transfers < maxTransfers && smallIsOverBudget())) {
                 let oldest = small[0]
-                guard oldest == protected || counter[oldest]! >= 2 else { return oldest }
+                guard oldest == protected || counter[oldest]! >= 1 else { return oldest }
                 small.removeFirst()
                 counter[oldest] = 0
                 main.append(oldest)
+                stamp[oldest] = ghostPushes
                 transfers += 1
                 continue
             }
             let oldest = main.removeFirst()
             if oldest != protected && counter[oldest]! == 0 {
                 main.insert(oldest, at: 0)
+                // A key back from the ghost displaces it only if it was used more recently.
+                if let entering = pending, entering.toMain, ghostPushes - stamp[oldest]! < entering.ghostAge {
+                    pending = (false, entering.cost, entering.ghostAge)
+                    continue
+                }
                 return oldest
             }
             if oldest != protected { counter[oldest]! -= 1 }
             main.append(oldest)
+            stamp[oldest] = ghostPushes
         }
     }
 
@@ -90,8 +101,9 @@ struct ReferenceAdaptiveFIFO {
     mutating func remove(_ key: Int, evicted: Bool) {
         if let index = small.firstIndex(of: key) {
             small.remove(at: index)
-            if evicted {
+            if evicted && ghostLimit > 0 {
                 ghost.append((fingerprint(key), true))
+                ghostPushes += 1
                 ghost.removeFirst(max(0, ghost.count - ghostLimit))
             }
         } else {
@@ -103,6 +115,7 @@ struct ReferenceAdaptiveFIFO {
         }
         counter[key] = nil
         cost[key] = nil
+        stamp[key] = nil
     }
 
     /// Evicts until `extra` more entries of `extraCost` fit; returns the evicted keys.
@@ -143,6 +156,7 @@ struct ReferenceAdaptiveFIFO {
         var transfers = 0
         while !small.isEmpty && transfers < maxTransfers && smallIsOverBudget() {
             counter[small[0]] = 0
+            stamp[small[0]] = ghostPushes
             main.append(small.removeFirst())
             transfers += 1
         }
@@ -169,7 +183,7 @@ struct ReferenceAdaptiveFIFO {
         }
         let step = ((1 << 32) + max(capacity, 1) - 1) / max(capacity, 1)
         share = min(maxShare, max(0, share + entries * step))
-        pending = (age != nil, newCost)
+        pending = (age != nil, newCost, age ?? -1)
         let evicted = makeRoom(count: 1, cost: newCost, protecting: nil)
         let toMain = pending!.toMain
         pending = nil
@@ -178,7 +192,12 @@ struct ReferenceAdaptiveFIFO {
         }
         counter[key] = 0
         cost[key] = newCost
-        if toMain { main.append(key) } else { small.append(key) }
+        if toMain {
+            main.append(key)
+            stamp[key] = ghostPushes
+        } else {
+            small.append(key)
+        }
         peak = max(peak, count)
         transferExcess()
         return evicted

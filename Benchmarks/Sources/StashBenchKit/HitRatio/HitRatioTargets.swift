@@ -1,17 +1,19 @@
 import Foundation
 
-/// Issue #14's hit-ratio targets for ``PolicyName/s3fifo``, checked against the
+/// Issues #14's and #32's hit-ratio targets for ``PolicyName/s3fifo``, checked against the
 /// trace replay.
 public enum HitRatioTargets {
-    /// The cells where LRU fails worst, and the hit ratio (percent) the policy must reach there.
+    /// The cells where LRU fails worst (#14), and the loop slightly longer than the cache (#32),
+    /// with the hit ratio (percent) the policy must reach there.
     public static let cellFloors: [(trace: String, capacity: Int, floor: Double)] = [
-        ("gli", 1000, 50), ("loop", 512, 49), ("multi2", 2000, 69), ("web12", 1200, 70.5),
+        ("gli", 1000, 50), ("loop", 512, 49), ("multi2", 2000, 69), ("web12", 1200, 70.5), ("multi1", 1000, 66),
     ]
-    /// The least mean, over every cell, of (policy - best known), in points.
+    /// The least mean, over every cell, of (policy - best known), in points: #14's (enforced) and #32's.
     public static let meanGapFloor = -0.4
-    /// The most any cell may fall under LRU, in points; and the stretch.
+    public static let meanGapTarget = -0.25
+    /// The most any cell may fall under LRU, in points: #14's limit (enforced), and #32's target.
     public static let underLRULimit = 1.5
-    public static let underLRUStretch = 1.0
+    public static let underLRUStretch = 0.5
     /// Stretch: every cell at or above best known minus this, in points.
     public static let underBestStretch = 0.5
 
@@ -25,9 +27,9 @@ public struct HitRatioCheck: Sendable, Codable {
     public var value: String
     public var limit: String
     public var passed: Bool
-    /// Enforced by `--strict`: the required targets (the four cells, the mean
-    /// gap, the 1.5-point limit under LRU). A stretch target is reported and
-    /// not enforced (see docs/benchmarks.md).
+    /// Enforced by `--strict`: the required targets (the five cells, the mean gap of -0.4, the
+    /// 1.5-point limit under LRU). #32's mean gap of -0.25 and 0.5-point limit under LRU, and the
+    /// stretch target, are reported and not enforced (see docs/benchmarks.md).
     public var enforced: Bool
 }
 
@@ -54,11 +56,14 @@ public func checkHitRatioTargets(_ rows: [HitRatioRow]) -> [HitRatioCheck] {
     checks.append(HitRatioCheck(target: "\(name): mean gap to best known over \(gaps.count) cells",
                                 value: signedPoints(meanGap), limit: ">= \(signedPoints(HitRatioTargets.meanGapFloor))",
                                 passed: meanGap >= HitRatioTargets.meanGapFloor, enforced: true))
+    checks.append(HitRatioCheck(target: "\(name): mean gap to best known over \(gaps.count) cells (#32)",
+                                value: signedPoints(meanGap), limit: ">= \(signedPoints(HitRatioTargets.meanGapTarget))",
+                                passed: meanGap >= HitRatioTargets.meanGapTarget, enforced: false))
     let underLRU = rows.compactMap { row in row.gapToLRU.map { (row, $0) } }.min { $0.1 < $1.1 }
     if let (row, gap) = underLRU {
         for (limit, stretch) in [(HitRatioTargets.underLRULimit, false), (HitRatioTargets.underLRUStretch, true)] {
             checks.append(HitRatioCheck(
-                target: "\(name): never more than \(limit) points under LRU\(stretch ? " (stretch)" : "") (worst: \(row.trace) @ \(row.capacity))",
+                target: "\(name): never more than \(limit) points under LRU\(stretch ? " (#32)" : "") (worst: \(row.trace) @ \(row.capacity))",
                 value: signedPoints(gap), limit: ">= \(signedPoints(-limit))", passed: gap >= -limit, enforced: !stretch))
         }
     }
@@ -88,7 +93,7 @@ extension BenchReport {
             if let floor, let value = row.policyValue {
                 cellVerdict = (value >= floor.floor ? "PASS" : "FAIL") + " (>= \(floor.floor))"
             }
-            let underLRU = row.gapToLRU.map { $0 >= -HitRatioTargets.underLRULimit ? "PASS" : "FAIL" } ?? "-"
+            let underLRU = row.gapToLRU.map { $0 >= -HitRatioTargets.underLRUStretch ? "PASS" : "FAIL" } ?? "-"
             let nearBest = row.gapToBest.map { $0 >= -HitRatioTargets.underBestStretch ? "PASS" : "FAIL" } ?? "-"
             return ["\(row.trace) @ \(row.capacity)",
                     row.policyValue.map(twoDecimals) ?? "-",
@@ -104,7 +109,7 @@ extension BenchReport {
         return Table(
             title: "Hit ratio (%) of MemoryCache \(name) beside LRU, the best known value and OPT",
             headers: ["trace @ capacity", name, "LRU", "best known (README)", "OPT", "vs LRU", "vs best",
-                      "cell target", "<= 1.5 under LRU", "within 0.5 of best (stretch)"],
+                      "cell target", "<= 0.5 under LRU (#32)", "within 0.5 of best (stretch)"],
             alignments: [.left, .right, .right, .right, .right, .right, .right, .left, .left, .left],
             rows: rows,
             notes: ["Mean gap to best known over \(gaps.count) cells: \(signedPoints(gaps.reduce(0, +) / Double(max(gaps.count, 1)))) points."])
@@ -115,11 +120,11 @@ extension BenchReport {
         let checks = checkHitRatioTargets(hitRatio)
         guard !checks.isEmpty else { return nil }
         return Table(
-            title: "Hit-ratio targets (issue #14)",
+            title: "Hit-ratio targets (issues #14 and #32)",
             headers: ["target", "value", "limit", "result", "--strict"],
             alignments: [.left, .right, .right, .left, .left],
             rows: checks.map { [$0.target, $0.value, $0.limit, $0.passed ? "PASS" : "FAIL", $0.enforced ? "enforced" : "reported"] },
-            notes: ["--strict fails on an enforced target that fails; the stretch goals are reported."])
+            notes: ["--strict fails on an enforced target that fails; #32's mean gap and 0.5-point limit, and the stretch goal, are reported."])
     }
 }
 
@@ -134,26 +139,31 @@ extension BenchReport {
         var out = """
         ### \(name): `EvictionPolicy.s3FIFO`, the default
 
-        S3-FIFO (Yang et al., SOSP '23) with a small queue sized by marginal hits. New keys enter a small FIFO \
-        queue; one that is read twice there (a 2-bit counter, capped at 3) moves on to the main FIFO queue, others \
-        leave and their 32-bit key hash goes to a ghost FIFO of 0.9 × capacity hashes; a key whose hash the ghost \
-        remembers enters the main queue directly. The main queue evicts its oldest entry whose counter is 0, \
-        decrementing and requeueing the others (amortised O(1)). A hit only bumps the counter. A shadow FIFO \
-        remembers the hashes of the last w = 0.1 × capacity evictions from the main queue. The small queue starts \
-        at one entry and moves by one entry of capacity per marginal hit: a new key the ghost remembers from fewer \
-        than w evictions ago would have hit in a small queue w entries larger, so it grows; a new key the shadow \
-        remembers would have hit in a main queue w entries larger, so it shrinks; within 0–30 % of the limits (it \
-        always may hold one entry). Explicit removals and expiry enter neither FIFO. At most 16 entries per call \
-        move from the small to the main queue beyond what an eviction needs, so a drop in the share is spread \
-        over calls.
+        S3-FIFO (Yang et al., SOSP '23) with a small queue sized by marginal hits and LIRS's admission rule for \
+        keys that come back from the ghost. New keys enter a small FIFO queue; one that is read there (a 2-bit \
+        counter, capped at 3) moves on to the main FIFO queue when it reaches the queue's end, others leave and \
+        their 32-bit key hash goes to a ghost FIFO of 0.9 × capacity hashes. The main queue evicts its oldest \
+        entry whose counter is 0, decrementing and requeueing the others (amortised O(1)). A hit only bumps the \
+        counter. A shadow FIFO remembers the hashes of the last w = 0.1 × capacity evictions from the main \
+        queue. The small queue starts at one entry and moves by one entry of capacity per marginal hit: a new key \
+        the ghost remembers from fewer than w evictions ago would have hit in a small queue w entries larger, so \
+        it grows; a new key the shadow remembers would have hit in a main queue w entries larger, so it shrinks; \
+        within 0–90 % of the limits (it always may hold one entry). Explicit removals and expiry enter neither \
+        FIFO. At most 16 entries per call move from the small to the main queue beyond what an eviction needs.
 
-        Why marginal hits: the hit-density climber of the first version (every min(4 × capacity, 100,000) \
-        requests, move toward the queue with more hits per entry) measured where hits land, not what one more \
-        entry would add. On recency-driven traces (sprite) most hits land in the main queue, so it kept the small \
-        queue at 1 % although a larger one lets a new key stay until its second read (sprite @ 1000: 88.3, 2.3 \
-        under LRU). Ghost hits are the hits a larger queue would have had, as ARC uses them; counting only those \
-        within the window w keeps a loop longer than the cache, whose keys come back from deep in the ghost, \
-        from growing the small queue (every ghost hit counted: a mean gap of −0.90 in simulation, below).
+        Admission (LIRS's rule, Jiang and Zhang, SIGMETRICS '02): a key the ghost remembers is headed for the \
+        main queue, but it displaces the main queue's victim only if that victim has been idle longer than the \
+        key was away, both counted in ghost pushes (each entry is stamped when it reaches the main queue's newest \
+        end; with its counter at 0 it has not been read since). Otherwise the key enters the small queue as a new \
+        one. A loop slightly longer than the cache then keeps a fixed part of itself in the main queue, as LIRS \
+        does, instead of cycling every key through it (multi1 @ 1000: 63.3 before, LIRS 68.4). The rule has no \
+        constant to tune, and costs a 4-byte stamp per entry, written only under the policy's lock (never on a hit).
+
+        Why the small queue may reach 90 %: where recency is all there is, a small queue that can grow until the \
+        cache behaves close to CLOCK is what gets S3-FIFO near LRU; the marginal-hit rule decides how far it goes. \
+        With the old 30 % bound the default was 2.8 points under LRU on orm-night @ 750, a database-backed \
+        application's trace the policy had never been measured on; and why one read promotes: on the same trace, \
+        two reads left it 0.8 under (below).
 
         With a cost limit the small queue's budget is the same share of `costLimit` in cost units (and of \
         `countLimit` in entries; over either is over budget), and capacity for the ghost, the shadow and the step \
@@ -163,29 +173,29 @@ extension BenchReport {
 
 
         """
-        let misses = checks.filter { !$0.passed && !$0.target.contains("stretch") }
+        let misses = checks.filter { !$0.passed && $0.enforced }
         if misses.isEmpty {
             out += "Every required target passes in this run, so `MemoryCache` uses `.s3FIFO` by default; `.lru`, `.fifo` and `.lfu` stay selectable.\n\n"
         } else {
             out += "Required targets missed in this run: " + misses.map { "\($0.target) (\($0.value), limit \($0.limit))" }.joined(separator: "; ") + ".\n\n"
         }
         out += """
-        Stretch misses: no cell within 0.5 of the best known value on multi1 @ 1000, cs @ 500, ps @ 1000, \
-        multi3 @ 2000, cpp @ 200 and sprite @ 1000 (see the table). The largest, multi1 @ 1000, is a loop slightly \
-        longer than the cache (cs's loop over about 1.4 × capacity beside cpp), where LIRS keeps a fixed part of the \
-        loop resident and S3-FIFO's ghost cannot.
+        Issue #32's two reported targets miss by a little in this design: sprite @ 1000 is about half a point \
+        under LRU (LRU is the best known value there; ARC is 0.9 under it), and the mean gap is about a hundredth \
+        of a point short of -0.25; the loops cs @ 300 and cs @ 500 give most of the mean back (one read promotes). \
+        The stretch misses are in the table.
 
-        Measured in a simulator of the policy over the same 25 cells (mean gap to best known; worst cell under LRU). \
-        The simulator's count-only queues come out a little better than `MemoryCache` on the mean (this rule: \
-        −0.34; −0.69; the first version: −0.53; −2.37), so compare its rows with each other. Not adopted: the \
-        small queue starting at 1 % (−0.39; −0.63); every ghost hit counted, no window, as in ARC (−0.90; −0.67); a \
-        window of 0.05 or 0.2 × capacity (−0.35; −0.84 and −0.37; −0.73) or steps of 0.5 or 2 entries (−0.36; −0.88 \
-        and −0.35; −0.73): a plateau, not a tuned point; the hit-density climber kept beside the rule (−0.36; \
-        −0.89); the ghost's age counted in insertions rather than evictions (−0.38; −1.14); an admission gate on \
-        ghost hits by hash, adapted on admissions evicted unread (−0.34; −0.69: no change on multi1); the \
-        ghost's reach adapted on shadow hits (−0.34; −0.69: no change). The ghost's size stays the issue's \
-        0.9 × capacity: the loop cells flip around it (0.7: −0.22, 0.8: −0.36, 1.0: −1.20, multi1 and gli \
-        moving by points), so it is not tuned to these traces.
+        Measured first in a count-only simulator of the policy that gives `MemoryCache`'s numbers exactly on the \
+        25 cells (mean gap to best known; worst cell under LRU; then held-out cells, never tuned on: orm-night @ \
+        600 and @ 750, cache2k's ORM traces of a database-backed application, recency-heavy, LRU beside them). \
+        This design: -0.26; -0.53; +1.05 and -0.23. The previous default: -0.38; -0.72; -2.16 and -2.84. The 90 % \
+        bound alone: -0.39; -0.66; -0.37 and -0.50. Not adopted: two reads to promote, with the admission rule \
+        (-0.15; -0.66; -0.64 and -0.82: better on these 25 cells, worse than LRU on the held-out ones); the \
+        admission compared with the main queue's oldest entry instead of its victim (-0.67, cpp @ 200 2.5 under \
+        LRU); ARC's steps, on every ghost hit, weighted by the ghosts' sizes (-1.06, two of #14's cells fail); the \
+        counter capped at 1 or 2 (-0.42, -0.30); the small queue starting at 10 % or 30 % (-1.0, -3.3: loops); \
+        steps of 2 or 4 entries (-0.29, -0.37); a window of 0.05, 0.2 or 0.3 × capacity (-0.25, -0.27, -0.31, \
+        with LIRS's synthetic zigzag and backf losing points); a ghost of 0.8 or 1.0 × capacity (-0.30, -1.74).
 
 
         """

@@ -1,5 +1,6 @@
-/// S3-FIFO (Yang et al., SOSP '23) with a small queue sized by shadow hits:
-/// the policy behind ``EvictionPolicy/s3FIFO``.
+/// S3-FIFO (Yang et al., SOSP '23) with a small queue sized by shadow hits and
+/// LIRS's admission rule for keys coming back from the ghost: the policy behind
+/// ``EvictionPolicy/s3FIFO``.
 ///
 /// Three FIFOs: a small queue `S` that new keys enter, a main queue `M`, and
 /// ``GhostFingerprints`` `G` remembering the keys recently evicted from `S`;
@@ -9,15 +10,25 @@
 /// - A new key enters `M` if `G` remembers its fingerprint (and `G` forgets it),
 ///   otherwise `S`; either way with counter 0.
 /// - To evict (``victim(skipping:)``): while `S` is over its budget (counting the
-///   entry about to be inserted) or `M` is empty, take `S`'s oldest entry; with
-///   counter ≥ 2 it moves to `M` (counter 0) and the search goes on, otherwise it
-///   is the victim, and its fingerprint goes to `G` once it is evicted. Else take
-///   `M`'s oldest: with counter > 0 it is decremented and moved to `M`'s newest
-///   end, and the search goes on; otherwise it is the victim, and its
-///   fingerprint goes to `H` once it is evicted.
+///   entry about to be inserted) or `M` is empty, take `S`'s oldest entry; read
+///   since it arrived (counter > 0) it moves to `M` (counter 0) and the search goes
+///   on, otherwise it is the victim, and its fingerprint goes to `G` once it is
+///   evicted. Else take `M`'s oldest: with counter > 0 it is decremented and moved
+///   to `M`'s newest end, and the search goes on; otherwise it is the victim, and
+///   its fingerprint goes to `H` once it is evicted.
+/// - Admission from the ghost (LIRS's rule, Jiang and Zhang, SIGMETRICS '02): the
+///   clock is `G`'s push count. Each entry is stamped when it goes to `M`'s newest
+///   end; once its counter is 0 it has not been read for at least the pushes since.
+///   When the entry about to be inserted is headed for `M` (a ghost hit) and the
+///   search reaches `M`'s victim, the two are compared: if the victim has been idle
+///   for fewer pushes than the newcomer's ghost age, the newcomer was last used
+///   longer ago and does not displace it: it goes to `S` as a new key instead, and
+///   the search goes on. A loop longer than the cache then keeps a fixed part of
+///   itself in `M` (as LIRS does) instead of cycling every key through it.
 /// - Explicit removals, replacements and expiry unlink an entry without telling `G` or `H`.
-/// - `S`'s budget is a share of the limits, between 0 and 30 % (it starts at
-///   0): in entries of `countLimit` and in cost units of `costLimit`; `S` is
+/// - `S`'s budget is a share of the limits, between 0 and 90 % (it starts at
+///   0), so that where recency is all there is, `S` can grow until the cache
+///   behaves close to CLOCK: in entries of `countLimit` and in cost units of `costLimit`; `S` is
 ///   over budget when either is exceeded, except that it may always hold one
 ///   entry. While the cache is not full, entries past `S`'s budget move to `M`.
 /// - Adaptation, by marginal hits: the window `w` is 0.1 × capacity (at least 1). A new key
@@ -33,7 +44,7 @@
 ///   carried to later calls. `M`'s second chances are amortised O(1): each
 ///   counter decrement pays back an earlier increment.
 ///
-/// Per-slot memory: the list links (8 bytes) and one state byte; plus the ghost,
+/// Per-slot memory: the list links (8 bytes), one state byte and the stamp (4 bytes); plus the ghost,
 /// about 4–8 bytes of ring and 8–16 bytes of table per 0.9 entries of capacity,
 /// and the shadow, the same per 0.1 entries.
 final class AdaptiveFIFOQueue: EvictionQueue {
@@ -48,7 +59,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     /// The small queue's share of the limits, in units of 1 / ``shareScale``:
     /// its bounds, and its start (the lower bound: one entry, whatever its cost).
     static var minSmallShare: Int { 0 }
-    static var maxSmallShare: Int { shareScale / 10 * 3 }
+    static var maxSmallShare: Int { shareScale / 10 * 9 }
     /// The ghost's size, in thousandths of capacity.
     static var ghostShare: Int { 900 }
     /// The adaptation window, and the shadow's size, in thousandths of capacity.
@@ -67,6 +78,10 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     @exclusivity(unchecked) private var slotCapacity = 0
     /// Per slot cost, allocated when the first entry with a cost arrives.
     @exclusivity(unchecked) private var costs = SlotColumn<Int>(defaultValue: 0)
+    /// Per slot, the ghost's ``GhostFingerprints/pushCount`` when the entry last went to the main
+    /// queue's newest end (inserted, moved from the small queue, or given another round): the
+    /// entry has not been read for at least the ghost pushes since, once its counter is 0.
+    @exclusivity(unchecked) private var mainStamps: UnsafeMutablePointer<UInt32> = .allocate(capacity: 0)
     let ghost = GhostFingerprints()
     /// The fingerprints of the last evictions from the main queue, as many as the adaptation window.
     let mainShadow = GhostFingerprints()
@@ -88,10 +103,15 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     @exclusivity(unchecked) private var pendingToMain = false
     @exclusivity(unchecked) private var pendingCount = 0
     @exclusivity(unchecked) private var pendingCost = 0
+    /// The announced entry's cost, and how many ghost pushes ago it was evicted (its ghost age),
+    /// for the admission check in ``victim(skipping:)``.
+    @exclusivity(unchecked) private var pendingEntryCost = 0
+    @exclusivity(unchecked) private var pendingGhostAge = 0
 
     deinit {
         counters.bytes.deallocate(count: slotCapacity)
         costs.removeAll()
+        mainStamps.deallocate()
     }
 
     /// Capacity in entries: `countLimit`, or the most entries held if smaller.
@@ -102,6 +122,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         links.reserveCapacity(capacity)
         counters.bytes.grow(from: slotCapacity, to: capacity)
         costs.grow(to: capacity)
+        mainStamps = mainStamps.movedToNewBuffer(count: slotCapacity, capacity: capacity, filling: 0)
         slotCapacity = capacity
     }
 
@@ -150,6 +171,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         pendingToMain = ghostAge >= 0
         pendingCount = pendingToMain ? 0 : 1
         pendingCost = pendingToMain ? 0 : cost
+        (pendingEntryCost, pendingGhostAge) = (cost, ghostAge)
         // Marginal hits: a small queue `window` larger would have kept this
         // key; a main queue `window` larger would have kept this one.
         let window = mainShadow.limit
@@ -170,6 +192,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             ghost.forget(hash)
             state.store(Int(slot), Self.inMainBit)
             main.pushHead(slot, links)
+            mainStamps[Int(slot)] = ghost.pushCount
             mainCount += 1
         } else {
             state.store(Int(slot), 0)
@@ -229,7 +252,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             if smallCount == 0 && mainIsEmpty { return -1 }
             if smallCount > 0 && (mainIsEmpty || (transfers < Self.maxTransfers && smallIsOverBudget)) {
                 let oldest = small.tail
-                if oldest == protected || state.load(Int(oldest)) & Self.counterMask >= 2 {
+                if oldest == protected || state.load(Int(oldest)) & Self.counterMask != 0 {
                     moveToMain(oldest)
                     transfers += 1
                     continue
@@ -241,6 +264,13 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             if oldest == protected || counter > 0 {
                 if oldest != protected { state.store(Int(oldest), state.load(Int(oldest)) &- 1) }
                 main.moveToHead(oldest, links)
+                mainStamps[Int(oldest)] = ghost.pushCount
+                continue
+            }
+            if pendingToMain && Int(ghost.pushCount &- mainStamps[Int(oldest)]) < pendingGhostAge {
+                // The key coming back from the ghost was last used longer ago than this entry:
+                // it does not displace it (LIRS's rule). It enters the small queue as a new key.
+                (pendingToMain, pendingCount, pendingCost) = (false, 1, pendingEntryCost)
                 continue
             }
             return oldest
@@ -258,6 +288,7 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         smallCost -= costs[slot]
         state.store(Int(slot), Self.inMainBit)
         main.pushHead(slot, links)
+        mainStamps[Int(slot)] = ghost.pushCount
         mainCount += 1
     }
 

@@ -27,6 +27,9 @@ final class GhostFingerprints {
     @exclusivity(unchecked) private var tableMask = -1
     /// The most fingerprints remembered.
     @exclusivity(unchecked) private(set) var limit = 0
+    /// Every push so far, wrapping: the clock that ``age(of:)`` counts in, which the policy also
+    /// stamps entries with (ages are differences, so the wrap does not matter below 2^32).
+    @exclusivity(unchecked) private(set) var pushCount: UInt32 = 0
 
     deinit {
         ring.deallocate()
@@ -67,6 +70,7 @@ final class GhostFingerprints {
     /// Amortised O(1): the ring doubles when `limit` outgrows it.
     func push(_ fingerprint: UInt32) {
         guard limit > 0 else { return }
+        pushCount &+= 1
         while length >= limit { dropOldest() }
         if length == ringCapacity { grow(toHold: limit) }
         let position = (head + length) & (ringCapacity - 1)
@@ -86,7 +90,7 @@ final class GhostFingerprints {
         table.deallocate()
         ring = .allocate(capacity: 0)
         table = .allocate(capacity: 0)
-        (ringCapacity, tableMask, head, length) = (0, -1, 0, 0)
+        (ringCapacity, tableMask, head, length, pushCount) = (0, -1, 0, 0, 0)
     }
 
     // MARK: - Table
