@@ -138,7 +138,9 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var missing: [Key] = []
         var seen = Set<Key>()
         let unique = keys.filter { seen.insert($0).inserted }
-        for (key, found) in zip(unique, try await lookUp(unique)) {
+        let lookups = try await lookUp(unique)
+        precondition(lookups.count == unique.count, "a bulk lookup answers one lookup per key")
+        for (key, found) in zip(unique, lookups) {
             switch found {
             case .fresh(let value, let isDue):
                 result[key] = value

@@ -38,9 +38,9 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// queue and stay only if read again while there; keys read there move on
     /// to a main FIFO queue, where each read earns another round (up to three)
     /// before eviction; a ghost queue of recently evicted keys' hashes lets a
-    /// key that comes back soon go to the main queue, in place of the main
-    /// queue's victim if that victim has been idle longer than the key was away
-    /// (LIRS's rule; else the key starts again in the small queue). The small
+    /// key that comes back soon go to the main queue, if the main queue's victim
+    /// has been idle longer than the key was away (LIRS's rule; else the key
+    /// starts again in the small queue, as a new key). The small
     /// queue starts at one entry and moves by one entry per marginal hit,
     /// within 0–90 % of the cache: a key that comes back soon after leaving the
     /// small queue grows it, one that comes back soon after leaving the main

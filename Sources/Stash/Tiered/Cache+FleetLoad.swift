@@ -36,7 +36,9 @@ extension Cache {
     func fleetLoader(
         for options: LoadOptions, _ loader: @escaping @Sendable (String) async throws -> Value
     ) -> @Sendable (String) async throws -> Value {
-        guard let remoteLink, let lockTTL = options.fleetLockTTL, lockTTL > .zero else { return loader }
+        guard let remoteLink, remoteLink.locking != nil, let lockTTL = options.fleetLockTTL, lockTTL > .zero else {
+            return loader
+        }
         return { [self] key in try await loadThroughFleet(key, lockTTL: lockTTL, remoteLink, loader) }
     }
 

@@ -181,6 +181,9 @@ extension Cache {
 
     // MARK: - Lookup
 
+    /// The most keys a bulk lookup reads from the disk tier in one turn of its queue.
+    static var bulkDiskChunk: Int { 128 }
+
     /// For each key, the memory tier's answer if it has a live value, else the disk tier's or the
     /// remote tier's (promoted into the local tiers), else memory's stale value. Memory for each
     /// key; then, for those memory did not answer fresh, the disk tier in one turn of its queue, and the remote tier in one batch
@@ -193,23 +196,33 @@ extension Cache {
             return true
         }
         guard !below.isEmpty else { return found }
-        // Taken before the local lookups: a local write after it stops the promotion below.
-        let generations = remoteLink == nil ? [] : below.map { stripes.generation(for: keys[$0]) }
-        let onDisk: [Value?]
+        // Per key: its stripe's generation, taken just before its local lookup (a local write
+        // after it stops the promotion below), and what the disk holds.
+        var onDisk: [(generation: UInt64, value: Value?)] = []
+        onDisk.reserveCapacity(below.count)
         if let disk {
-            onDisk = try await disk.run { [self, below] () throws(StashError) in
-                try below.map { index throws(StashError) in try valueBelowMemory(forKey: keys[index]) }
+            // Chunks, so that a long list does not hold the disk tier's queue for all of it.
+            for start in stride(from: 0, to: below.count, by: Self.bulkDiskChunk) {
+                let chunk = below[start..<min(start + Self.bulkDiskChunk, below.count)]
+                onDisk += try await disk.run { [self] () throws(StashError) in
+                    try chunk.map { index throws(StashError) in
+                        (stripes.generation(for: keys[index]), try valueBelowMemory(forKey: keys[index]))
+                    }
+                }
             }
         } else {
-            for index in below { try DiskCache<Value>.validate(keys[index]) }
-            onDisk = Array(repeating: nil, count: below.count)
+            for index in below {
+                // As `valueThroughRemote`: the remote tier gets only keys a disk tier would take.
+                if remoteLink != nil { try DiskCache<Value>.validate(keys[index]) }
+                onDisk.append((stripes.generation(for: keys[index]), nil))
+            }
         }
         var remoteKeys: [(index: Int, generation: UInt64)] = []
         for (position, index) in below.enumerated() {
-            if let value = onDisk[position] {
+            if let value = onDisk[position].value {
                 found[index] = .fresh(value, isDue: false)
             } else if remoteLink != nil {
-                remoteKeys.append((index, generations[position]))
+                remoteKeys.append((index, onDisk[position].generation))
             }
         }
         guard let remoteLink, !remoteKeys.isEmpty else { return found }

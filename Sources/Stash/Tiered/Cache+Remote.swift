@@ -12,9 +12,11 @@
 ///   fails the call and never undoes the local change: it is logged once per
 ///   outage, and the key is marked stale (below). The `async` forms wait for
 ///   the remote tier; the synchronous forms send to it in the background.
-/// - **Invalidations**: the cache subscribes to the tier's invalidations when
-///   it is created, and drops a key that another instance changed from its
-///   memory and disk tiers (everything, for ``RemoteInvalidation/all``).
+/// - **Invalidations** (a ``RemoteCacheInvalidating`` tier): the cache subscribes
+///   to the tier's invalidations when it is created, and drops a key that another
+///   instance changed from its memory and disk tiers (everything, for
+///   ``RemoteInvalidation/all``). Over a tier without them, local copies live until
+///   their time to live ends or they are evicted.
 /// - **Stale keys**: a key whose change failed to reach the remote tier is not
 ///   read from it (its shared copy may be older than what this instance
 ///   wrote), survives an invalidation of everything, and is removed from the
@@ -35,7 +37,8 @@ extension Cache {
     public var remote: (any RemoteCacheTier<Value>)? { remoteLink?.tier }
 
     /// Returns once the cache receives other instances' invalidations: at once
-    /// without a remote tier, else when its subscription is first made (it is
+    /// without a remote tier, or with one that is not ``RemoteCacheInvalidating``
+    /// (it has none to receive), else when its subscription is first made (it is
     /// retried in the background while the remote tier is unreachable). Also
     /// returns when the cache is closed or the calling task is cancelled, so a
     /// shutdown never waits on it.

@@ -27,7 +27,8 @@ import Logging
 ///   ``init(memory:disk:remote:cost:loadOptions:logger:)``.
 /// - With a ``RemoteCacheTier``, async reads go memory → disk → remote, writes
 ///   and removals go to the local tiers and then to the remote tier, and other
-///   instances' changes drop keys from the local tiers. A remote failure never
+///   instances' changes drop keys from the local tiers (with a
+///   ``RemoteCacheInvalidating`` tier). A remote failure never
 ///   fails a call. The synchronous API never waits for the network: it sends
 ///   its changes to the remote tier in the background. See `Cache+Remote.swift`
 ///   and the StashRedis article "Sharing a cache across servers".
@@ -111,7 +112,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// let cache = try Cache(memory: MemoryCache(), disk: nil, remote: redisTier)
     /// ```
     ///
-    /// With a remote tier, the cache subscribes to its invalidations at once, in
+    /// With a ``RemoteCacheInvalidating`` remote tier, the cache subscribes to its invalidations at once, in
     /// the background, retrying until the tier accepts (see
     /// ``waitUntilReceivingInvalidations()``), and stops when the cache is released.
     ///

@@ -61,7 +61,7 @@ extension RemoteTierLink {
     /// Tries once to take the fleet-wide lock on `key`: ``FleetLoadLock/Attempt/unavailable`` when
     /// the tier is not ``RemoteCacheLocking`` or fails.
     func acquireLock(forKey key: String, ttl: Duration) async -> FleetLoadLock.Attempt {
-        guard let locking = tier as? any RemoteCacheLocking<Value> else { return .unavailable }
+        guard let locking else { return .unavailable }
         do {
             let lock = try await Self.acquireLock(on: locking, forKey: key, ttl: ttl)
             recordSuccess()

@@ -84,9 +84,11 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     static var recoveryQuietPeriod: Duration { .seconds(1) }
 
     let tier: any RemoteCacheTier<Value>
-    /// The tier's capabilities, `nil` where it has none (see ``RemoteCacheTier``).
+    /// The tier's capabilities, `nil` where it has none (see ``RemoteCacheTier``), resolved once.
     private let invalidating: (any RemoteCacheInvalidating<Value>)?
     private let batchReading: (any RemoteCacheBatchReading<Value>)?
+    let locking: (any RemoteCacheLocking<Value>)?
+    private let inserting: (any RemoteCacheInserting<Value>)?
     let order = RemoteWriteOrder()
     let logger: Logger
     /// The outages, on the cache's clock.
@@ -99,6 +101,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         self.tier = tier
         invalidating = tier as? any RemoteCacheInvalidating<Value>
         batchReading = tier as? any RemoteCacheBatchReading<Value>
+        locking = tier as? any RemoteCacheLocking<Value>
+        inserting = tier as? any RemoteCacheInserting<Value>
         self.logger = logger
         self.background = background
         outages = IncidentLog(logger: logger, clock: clock, quietPeriod: Self.recoveryQuietPeriod)
@@ -185,7 +189,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         await order.waitForTurn(ticket)
         defer { order.finish(ticket) }
         let key = ticket.key
-        guard let inserting = tier as? any RemoteCacheInserting<Value> else {
+        guard let inserting else {
             throw StashError(.remoteFailed, "the remote tier \(type(of: tier)) cannot insert atomically (RemoteCacheInserting)")
         }
         do {

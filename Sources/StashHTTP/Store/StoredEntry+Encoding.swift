@@ -22,9 +22,10 @@ extension StoredEntry {
     /// The encoding, or `nil` when a length does not fit its 32-bit field (a body or a header
     /// field of 4 GiB or more): such an entry is kept in memory only.
     func encoded() -> [UInt8]? {
+        guard variants.count <= Self.maximumVariants,
+              variants.allSatisfy({ UInt32(exactly: $0.body.count) != nil }) else { return nil }
         var out = Self.magic
         out.reserveCapacity(cost + 64)
-        guard variants.count <= Self.maximumVariants else { return nil }
         out.appendInteger(UInt32(variants.count))
         for variant in variants {
             out.appendInteger(UInt16(clamping: variant.status.code))

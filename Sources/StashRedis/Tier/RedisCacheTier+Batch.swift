@@ -7,8 +7,10 @@ extension RedisCacheTier {
     /// cluster, one `MGET` per hash slot, pipelined, one write per node.
     ///
     /// - Parameter keys: The caller's keys.
-    /// - Returns: One entry per key, `nil` for a miss, in order.
-    /// - Throws: ``RedisError`` as ``entry(forKey:)`` does; the first failure wins.
+    /// - Returns: One entry per key, `nil` for a miss, in order. A value the tier cannot decode
+    ///   (a foreign header, a codec failure) is a miss for its key, so that one damaged value does
+    ///   not fail the others (``entry(forKey:)`` throws `.decodingFailed` for it).
+    /// - Throws: ``RedisError`` when Redis fails or is unreachable; the first failure wins.
     /// - Complexity: One round trip per node the keys live on.
     @inlinable
     public func entries(forKeys keys: [String]) async throws(RedisError) -> [RemoteCacheEntry<Value>?] {
@@ -16,7 +18,7 @@ extension RedisCacheTier {
         var entries: [RemoteCacheEntry<Value>?] = []
         entries.reserveCapacity(storedValues.count)
         for (key, stored) in zip(keys, storedValues) {
-            if let stored { entries.append(try entry(from: stored, key: key)) } else { entries.append(nil) }
+            if let stored, let entry = try? entry(from: stored, key: key) { entries.append(entry) } else { entries.append(nil) }
         }
         return entries
     }

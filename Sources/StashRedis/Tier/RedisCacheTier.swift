@@ -211,7 +211,8 @@ public final class RedisCacheTier<Value>: RemoteCacheInvalidating, RemoteCacheLo
     /// Keys written concurrently may survive. The lock and fencing keys of
     /// ``acquireLock(forKey:ttl:)`` (`{<prefix><key>}:lock` and `:fence`) do not match the prefix
     /// and stay: each expires on its own (the lock after its time to live, the counter a day,
-    /// or 100 lock lifetimes, after the key's last lock attempt).
+    /// or 100 lock lifetimes, after the key's last lock attempt; it then starts again from the
+    /// server's clock in microseconds, so tokens keep growing).
     ///
     /// - Throws: ``RedisError``: `.unavailable`, or a connection or timeout error.
     /// - Complexity: O(n) in the whole keyspace (SCAN visits every key), in round trips of 1000 keys.

@@ -2,8 +2,14 @@
 /// Takes the lock (`SET NX PX`) and a fencing token (`INCR`) in one script, so
 /// both live in one slot: `{key}:lock` and `{key}:fence` share the hash tag. The counter expires
 /// `ARGV[2]` ms after the key's last attempt, so that a key locked once does not keep a counter in
-/// Redis forever.
+/// Redis forever; a missing counter starts from the server's clock in microseconds, so that tokens
+/// keep growing across its expiry (as `RedisLock.fencingToken` promises) unless a key is tried more
+/// than a million times a second.
 private let acquireLockScript = RedisScript("""
+    if redis.call('EXISTS', KEYS[2]) == 0 then
+        local now = redis.call('TIME')
+        redis.call('SET', KEYS[2], string.format('%d', tonumber(now[1]) * 1000000 + tonumber(now[2])))
+    end
     local token = redis.call('INCR', KEYS[2])
     redis.call('PEXPIRE', KEYS[2], ARGV[2])
     if redis.call('SET', KEYS[1], token, 'NX', 'PX', ARGV[1]) then return token end
@@ -24,7 +30,7 @@ extension RedisTierEngine {
         let reply = try await call { executor throws(RedisError) in
             try await executor.run(acquireLockScript, keys: [lockKey, tag + ":fence"],
                                    arguments: [.integer(RedisClient.milliseconds(ttl)),
-                                               .integer(RedisClient.milliseconds(Self.fenceLifetime(forLockTTL: ttl)))])
+                                               .integer(Self.fenceLifetimeMilliseconds(forLockTTL: ttl))])
         }
         switch reply {
         case .integer(let token): return RedisLock(key: key, fencingToken: token, lockKey: lockKey)
@@ -33,12 +39,12 @@ extension RedisTierEngine {
         }
     }
 
-    /// How long a key's fencing counter outlives its last lock attempt: a day, or 100 lock
-    /// lifetimes if longer. Tokens stay increasing as long as a holder could still act on an
-    /// older one (its lock lasts at most one lifetime); a key not locked for that long starts
-    /// again from 1.
-    static func fenceLifetime(forLockTTL ttl: Duration) -> Duration {
-        max(.seconds(86_400), ttl * 100)
+    /// How long, in milliseconds, a key's fencing counter outlives its last lock attempt: a day,
+    /// or 100 lock lifetimes if longer (saturating, for a lock time to live meant as "forever").
+    /// Once it expires, the next attempt seeds it from the server's clock, above every earlier token.
+    static func fenceLifetimeMilliseconds(forLockTTL ttl: Duration) -> Int64 {
+        let (scaled, overflow) = RedisClient.milliseconds(ttl).multipliedReportingOverflow(by: 100)
+        return max(86_400_000, overflow ? Int64.max / 2 : scaled)
     }
 
     /// Releases `lock` if this holder still has it (see ``RedisCacheTier/releaseLock(_:)``).

@@ -109,7 +109,13 @@ final class RedisTierEngine: Sendable {
             for (index, element) in zip(group, elements) {
                 switch element {
                 case .null: continue
-                case .bulkString(let stored): values[index] = try decodeHeader(stored, key: keys[index], nowMilliseconds: now)
+                case .bulkString(let stored):
+                    // One foreign or damaged value is a miss for its key, not a failure of the batch.
+                    do {
+                        values[index] = try decodeHeader(stored, key: keys[index], nowMilliseconds: now)
+                    } catch {
+                        logger.debug("a value in Redis has no Stash header; read as a miss", metadata: ["key": "\(keys[index])"])
+                    }
                 default: throw RedisError(.unexpectedReply, "MGET answered \(element) for a key")
                 }
             }

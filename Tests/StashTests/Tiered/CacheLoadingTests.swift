@@ -12,6 +12,37 @@ private func makeCache(
 
 @Suite(.timeLimit(.minutes(5))) struct CacheLoadingTests {
 
+    /// A bulk read takes the disk tier's queue in chunks (``Cache/bulkDiskChunk`` keys at a time),
+    /// and finds every key on disk without loading.
+    @Test func aBulkReadFindsEveryKeyOnDiskAcrossChunks() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock()
+            let cache = try makeCache(directory, clock: clock)
+            let keys = (0..<(Cache<String>.bulkDiskChunk * 2 + 5)).map { "k\($0)" }
+            for key in keys { try await cache.setValue("v-\(key)", forKey: key) }
+            cache.memory?.removeAll()
+            let loads = LockedValue(0)
+            let values = try await cache.values(forKeys: keys) { missing in
+                loads.withLock { $0 += missing.count }
+                return [:]
+            }
+            #expect(values.count == keys.count)
+            #expect(values["k200"] == "v-k200")
+            #expect(loads.withLock { $0 } == 0)
+            #expect(cache.memory?.value(forKey: "k7") == "v-k7", "promoted")
+        }
+    }
+
+    /// Without a disk or remote tier, a bulk read checks no key against the disk tier's rules,
+    /// as a single read does not.
+    @Test func aMemoryOnlyBulkReadTakesAnyKey() async throws {
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil)
+        let values = try await cache.values(forKeys: ["", "a"]) { keys in
+            Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded") })
+        }
+        #expect(values == ["": "loaded", "a": "loaded"])
+    }
+
     @Test func aMissLoadsOnceAndWritesBothTiers() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))

@@ -7,8 +7,9 @@
 /// plus a short shadow `H` of the keys recently evicted from `M`, used only to
 /// size `S`. Each entry carries a 2-bit use counter.
 /// - A read or an overwrite sets the counter to min(counter + 1, 3). Nothing moves.
-/// - A new key enters `M` if `G` remembers its fingerprint (and `G` forgets it),
-///   otherwise `S`; either way with counter 0.
+/// - A new key is headed for `M` if `G` remembers its fingerprint, otherwise `S`;
+///   either way with counter 0. If it does enter `M` (see admission below), `G`
+///   forgets it.
 /// - To evict (``victim(skipping:)``): while `S` is over its budget (counting the
 ///   entry about to be inserted) or `M` is empty, take `S`'s oldest entry; read
 ///   since it arrived (counter > 0) it moves to `M` (counter 0) and the search goes
@@ -23,8 +24,9 @@
 ///   search reaches `M`'s victim, the two are compared: if the victim has been idle
 ///   for fewer pushes than the newcomer's ghost age, the newcomer was last used
 ///   longer ago and does not displace it: it goes to `S` as a new key instead, and
-///   the search goes on. A loop longer than the cache then keeps a fixed part of
-///   itself in `M` (as LIRS does) instead of cycling every key through it.
+///   the search goes on (like any new key, it then evicts from `S` if `S` is over
+///   its budget, else from `M`). A loop longer than the cache then keeps a fixed
+///   part of itself in `M` (as LIRS does) instead of cycling every key through it.
 /// - Explicit removals, replacements and expiry unlink an entry without telling `G` or `H`.
 /// - `S`'s budget is a share of the limits, between 0 and 90 % (it starts at
 ///   0), so that where recency is all there is, `S` can grow until the cache
@@ -267,7 +269,8 @@ final class AdaptiveFIFOQueue: EvictionQueue {
                 mainStamps[Int(oldest)] = ghost.pushCount
                 continue
             }
-            if pendingToMain && Int(ghost.pushCount &- mainStamps[Int(oldest)]) < pendingGhostAge {
+            // In UInt32: the difference wraps, and may pass Int.max where Int has 32 bits.
+            if pendingToMain && ghost.pushCount &- mainStamps[Int(oldest)] < UInt32(truncatingIfNeeded: pendingGhostAge) {
                 // The key coming back from the ghost was last used longer ago than this entry:
                 // it does not displace it (LIRS's rule). It enters the small queue as a new key.
                 (pendingToMain, pendingCount, pendingCost) = (false, 1, pendingEntryCost)
