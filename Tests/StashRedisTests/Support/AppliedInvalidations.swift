@@ -1,6 +1,5 @@
 #if Redis
 import StashTestSupport
-import XCTest
 @testable import Stash
 
 extension Cache {

@@ -1,7 +1,7 @@
 #if Redis
 import Foundation
 import StashTestSupport
-import XCTest
+import Testing
 @testable import Stash
 @testable import StashRedis
 
@@ -33,10 +33,9 @@ struct Burst: Sendable {
     func checkEveryLastWrite(in tier: RedisCacheTier<String>) async throws {
         for (key, version) in lastWritten.withLock({ $0 }) {
             let local = try await cache.value(forKey: key)
-            XCTAssertEqual(local, String(version), key)
+            #expect(local == String(version), "\(key)")
             let shared = try await tier.entry(forKey: key)?.value
-            XCTAssertTrue(shared == nil || shared == String(version),
-                          "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
+            #expect(shared == nil || shared == String(version), "\(key): Redis holds \(shared ?? "-"), the cache wrote \(version)")
         }
     }
 
