@@ -26,13 +26,7 @@ extension RedisSuites {
 
         /// Runs a test's body, then closes the caches' clients, whether the body returned or threw.
         private func closingCaches(after body: () async throws -> Void) async throws {
-            do {
-                try await body()
-            } catch {
-                await caches.close()
-                throw error
-            }
-            await caches.close()
+            try await run(body) { await caches.close() }
         }
 
         /// A cache sharing the test's Redis under one prefix, with a disk tier or not.

@@ -9,4 +9,16 @@ import Testing
 /// time to live read back below 55 seconds, a second connect attempt made before the first one's
 /// backoff started, and a write made as Redis restarted lost by `redisKilledAndRestartedDuringABurst`.
 @Suite(.serialized, .timeLimit(.minutes(5))) enum RedisSuites {}
+
+/// Runs a test's `body`, then `cleanup` (closing the clients, tiers or caches it made), whether
+/// `body` returned or threw: what `tearDown` did under XCTest.
+func run(_ body: () async throws -> Void, thenClose cleanup: () async -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        await cleanup()
+        throw error
+    }
+    await cleanup()
+}
 #endif  // Redis

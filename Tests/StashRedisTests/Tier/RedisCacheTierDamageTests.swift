@@ -27,15 +27,7 @@ extension RedisSuites {
 
         /// Runs a test's body, then closes the tier and the client, whether the body returned or threw.
         private func closing(after body: () async throws -> Void) async throws {
-            do {
-                try await body()
-            } catch {
-                await tier.close()
-                await client.close()
-                throw error
-            }
-            await tier.close()
-            await client.close()
+            try await run(body) { await tier.close(); await client.close() }
         }
 
         /// One value another client wrote under the prefix is a miss for its key; the others of the

@@ -26,13 +26,7 @@ extension RedisSuites {
         /// Runs a test's body, then closes every tier and client it made, whether the body returned
         /// or threw.
         private func closingTiers(after body: () async throws -> Void) async throws {
-            do {
-                try await body()
-            } catch {
-                await closeTiersAndClients()
-                throw error
-            }
-            await closeTiersAndClients()
+            try await run(body) { await closeTiersAndClients() }
         }
 
         private func closeTiersAndClients() async {
