@@ -5,6 +5,7 @@ import NIOHTTP1
 import Stash
 import StashAsyncHTTPClient
 import StashHTTP
+import StashTestSupport
 import Testing
 
 /// The AsyncHTTPClient adapter against a real origin on 127.0.0.1: what it stores, when it asks
@@ -34,7 +35,7 @@ import Testing
             _ path: String,
             method: HTTPMethod = .GET,
             headers: [(String, String)] = [],
-            timeout: TimeAmount = .seconds(10)
+            timeout: TimeAmount = requestBound
         ) async throws -> (CachedHTTPResponse, String) {
             var request = HTTPClientRequest(url: origin.url + path)
             request.method = method
@@ -73,9 +74,9 @@ import Testing
     @Test func theAsyncHTTPClientShapesReturnAnHTTPClientResponse() async throws {
         let fixture = try await Fixture { _ in .response(headers: [("Cache-Control", "max-age=60")], body: "fresh") }
         let request = HTTPClientRequest(url: fixture.origin.url + "/shape")
-        let first = try await fixture.client.execute(request, timeout: .seconds(10))
+        let first = try await fixture.client.execute(request, timeout: requestBound)
         let firstBody = String(buffer: try await first.body.collect(upTo: 1 << 20))
-        let second = try await fixture.client.execute(request, deadline: .now() + .seconds(10), logger: nil)
+        let second = try await fixture.client.execute(request, deadline: .now() + requestBound, logger: nil)
         let secondBody = String(buffer: try await second.body.collect(upTo: 1 << 20))
         try await fixture.stop()
 

@@ -18,7 +18,7 @@ import Testing
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
 
         init(
-            timeout: TimeAmount = .seconds(10),
+            timeout: TimeAmount = requestBound,
             httpClient: HTTPClient = ProxyHarness.originClient,
             respond: @escaping @Sendable (TestOrigin.Received) -> TestOrigin.Reply
         ) async throws {

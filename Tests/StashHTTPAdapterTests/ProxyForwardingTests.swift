@@ -8,7 +8,7 @@ import Testing
 
 /// stash-proxy as a plain forwarder (`--no-cache`): what crosses it unchanged, and what it answers itself.
 @Suite(.timeLimit(.minutes(5))) struct ProxyForwardingTests {
-    func forwarding(_ origin: TestOrigin, timeout: TimeAmount = .seconds(10)) async throws -> (ProxyHarness, HTTPClient) {
+    func forwarding(_ origin: TestOrigin, timeout: TimeAmount = requestBound) async throws -> (ProxyHarness, HTTPClient) {
         let responder = ForwardingResponder(fetcher: OriginFetcher(client: ProxyHarness.originClient, timeout: timeout))
         return (try await ProxyHarness(origin: origin, responder: responder), HTTPClient.shared)
     }

@@ -113,7 +113,7 @@ import Testing
             let bodies = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<20 {
                     group.addTask {
-                        let response = try await httpClient.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/slow"), timeout: .seconds(30))
+                        let response = try await httpClient.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/slow"), timeout: .seconds(Int64(defaultWaitTimeoutSeconds)))
                         return String(buffer: try await response.body.collect(upTo: 1 << 20))
                     }
                 }

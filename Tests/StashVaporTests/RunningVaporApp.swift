@@ -1,6 +1,7 @@
 #if Vapor
 import AsyncHTTPClient
 import NIOCore
+import StashTestSupport
 import Testing
 import Vapor
 
@@ -41,13 +42,14 @@ struct RunningVaporApp {
         var cacheStatus: String? { headers.first(name: "Cache-Status") }
     }
 
-    /// Sends a request to `path` and reads the whole answer (at most 1 MiB), within 30 s.
+    /// Sends a request to `path` and reads the whole answer (at most 1 MiB), within
+    /// `defaultWaitTimeout`: a bound for a loaded machine, not a timing the test asserts.
     func send(_ method: HTTPMethod = .GET, _ path: String, headers: HTTPHeaders = [:], body: String? = nil, client: HTTPClient = .shared) async throws -> Answer {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         request.headers = headers
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await client.execute(request, timeout: .seconds(Int64(defaultWaitTimeoutSeconds)))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         return Answer(status: response.status, headers: response.headers, body: String(buffer: bytes))
     }

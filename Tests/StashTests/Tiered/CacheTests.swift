@@ -38,14 +38,16 @@ import Testing
             try write("old", "k")
             try write("other", "j")
             let disk = try #require(cache.disk)
-            let release = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0), holding = AsyncGate()
             let busy = Task {
                 try await disk.run { () throws(StashError) in
-                    holding.signal()
-                    _ = release.wait(timeout: .now() + 240)  // bounded: a regression fails, never hangs
+                    holding.open()
+                    // On the disk queue's thread, not the pool's; bounded: a regression fails, never hangs.
+                    _ = release.wait(timeout: .now() + 240)
                 }
             }
-            #expect(holding.wait(timeout: .now() + 240) == .success)
+            // Awaited, not blocked on: the task above needs a thread of the pool to start.
+            await holding.wait()  // bounded by the suite's time limit
 
             cache.receive(.key("k"))
             #expect(cache.memory?.contains("k") == false, "memory drops the key at once")
