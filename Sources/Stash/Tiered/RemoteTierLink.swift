@@ -58,6 +58,18 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         /// How each load through the fleet lock got its value, from its loader's
         /// return to the store of the value (one load per key at a time).
         var fleetLoads: [String: FleetLoadLock.Outcome] = [:]
+
+        /// Marks `key` stale with a new mark; past ``RemoteTierLink/maximumStaleKeys``, distrusts
+        /// the whole tier instead.
+        mutating func markStale(_ key: String) {
+            guard !everythingStale else { return }
+            staleMarks += 1
+            staleKeys[key] = staleMarks
+            if staleKeys.count > RemoteTierLink.maximumStaleKeys {
+                staleKeys.removeAll()
+                everythingStale = true
+            }
+        }
     }
 
     /// Past this many stale keys, the whole remote tier is distrusted instead.
@@ -169,7 +181,14 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             case .remove:
                 held = try await tier.removeValue(forKey: key)
             }
-            _ = state.withLock { $0.staleKeys.removeValue(forKey: key) }
+            state.withLock { state in
+                // While the subscription is lost, the store that took the change may be a restarted
+                // one, which the tier empties before the subscription's return is heard (Redis
+                // reloading an older append-only file): the key stays marked, so that the
+                // invalidation of everything keeps its local copy and the repair that follows
+                // removes whatever shared copy is left. Otherwise the shared copy is current.
+                if state.subscriptionDown { state.markStale(key) } else { state.staleKeys[key] = nil }
+            }
             recordSuccess()
             return held
         } catch {
@@ -194,6 +213,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
         do {
             let inserted = try await inserting.insertValue(value, forKey: key, ttl: ttl)
+            // As for a change sent while the subscription is lost (see `send`).
+            if inserted { state.withLock { if $0.subscriptionDown { $0.markStale(key) } } }
             recordSuccess()
             return inserted
         } catch {
@@ -270,15 +291,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     private func markStale(_ key: String) {
-        state.withLock { state in
-            guard !state.everythingStale else { return }
-            state.staleMarks += 1
-            state.staleKeys[key] = state.staleMarks
-            if state.staleKeys.count > Self.maximumStaleKeys {
-                state.staleKeys.removeAll()
-                state.everythingStale = true
-            }
-        }
+        state.withLock { $0.markStale(key) }
     }
 
     // MARK: - Outages

@@ -95,6 +95,34 @@ import Testing
         #expect(values == ["a": "loaded-a", "b": "loaded-b"])
         await cache.close()
     }
+
+    /// A store that restarts with older data, as Redis reloading its append-only file: the
+    /// subscription drops, a write fails (its key is marked stale), the store answers again and
+    /// a newer write lands, then the tier empties the restarted store and the subscription's
+    /// return says that everything may have changed. The write that landed before the emptying
+    /// is kept locally and served; the store ends without an older copy.
+    @Test func aWriteThatLandsWhileTheSubscriptionIsLostSurvivesTheEmptyingOfARestartedStore() async throws {
+        let store = DictionaryStore()
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: PlainTier(store: store))
+        let appliedAll = LockedValue(false)
+        cache.remoteLink?.invalidationObserver = { if $0 == .all { appliedAll.withLock { $0 = true } } }
+        try await cache.setValue("v1", forKey: "k")
+        try await cache.setValue("other", forKey: "j")
+
+        cache.receive(.subscriptionLost)
+        store.failing = true
+        try await cache.setValue("v2", forKey: "k")  // not sent: k is stale
+        store.failing = false
+        try await cache.setValue("v3", forKey: "k")  // lands on the restarted store
+        store.removeAllBypassingFailures()  // the tier empties the restarted store
+        cache.receive(.all)
+        try await yield(until: { appliedAll.withLock { $0 } && cache.remoteLink?.hasStaleKeys == false })
+
+        #expect(try await cache.value(forKey: "k") == "v3")
+        #expect(store.value(forKey: "k") == nil, "no older copy in the store")
+        #expect(try await cache.value(forKey: "j") == nil, "an untouched key is dropped with the rest")
+        await cache.close()
+    }
 }
 
 // MARK: - Tiers over an in-process store
@@ -154,6 +182,11 @@ private final class DictionaryStore: Sendable {
             if state.failing { throw CocoaError(.fileWriteUnknown) }
             return state.entries.removeValue(forKey: key) != nil
         }
+    }
+
+    /// Empties the store whether or not it is failing: what a tier does to a restarted store.
+    func removeAllBypassingFailures() {
+        state.withLock { $0.entries.removeAll() }
     }
 
     func removeAll() throws {
