@@ -13,6 +13,8 @@ import Logging
 /// refresh and load paths only.
 final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     typealias Loader = @Sendable (Key) async throws -> Value
+    /// A loader that says how it got its value (see ``LoadedValue/fromLoader(_:)``).
+    typealias SourcedLoader = @Sendable (Key) async throws -> LoadedValue<Value>
     typealias BulkLoader = @Sendable (Set<Key>) async throws -> [Key: Value]
 
     private struct CachedError {
@@ -62,7 +64,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// (refreshing it in the background when due), or the result of a load.
     func resolve(
         _ key: Key, found: LoadLookup<Value>, options: LoadOptions,
-        target: some LoadingTarget<Key, Value>, loader: @escaping Loader
+        target: some LoadingTarget<Key, Value>, loader: @escaping SourcedLoader
     ) async throws -> Value {
         switch found {
         case .fresh(let value, let isDue):
@@ -84,7 +86,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     ///   before another load stored the key gets that value, not a second load.
     func load(
         _ key: Key, stale: Value?, options: LoadOptions, reloads: Bool = false,
-        target: some LoadingTarget<Key, Value>, loader: @escaping Loader
+        target: some LoadingTarget<Key, Value>, loader: @escaping SourcedLoader
     ) async throws -> Value {
         if let error = cachedError(forKey: key) {
             return try staleOr(stale, error)
@@ -106,7 +108,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Starts a background reload of `key` unless one is under way.
     func refresh(
-        _ key: Key, options: LoadOptions, target: some LoadingTarget<Key, Value>, loader: @escaping Loader
+        _ key: Key, options: LoadOptions, target: some LoadingTarget<Key, Value>, loader: @escaping SourcedLoader
     ) {
         background?.begin()
         let started = coordinator.startIfIdle(key) { [self] in
@@ -149,7 +151,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                         guard let value = try await loader([key])[key] else {
                             throw StashError(.notLoaded, "the loader returned no value for the key")
                         }
-                        return value
+                        return LoadedValue(value, source: .loader)
                     }
                 }
             case .stale(let value):
@@ -236,23 +238,23 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     // MARK: - Running loads
 
     /// One load, run once per flight: takes a ticket, calls the loader, stores
-    /// its value if the ticket holds, counts and logs.
+    /// its value if the ticket holds, counts (a value another instance loaded
+    /// as a fleet read) and logs.
     private func runLoad(
         _ key: Key, options: LoadOptions, target: some LoadingTarget<Key, Value>,
-        load: () async throws -> Value
+        load: () async throws -> LoadedValue<Value>
     ) async throws -> Value {
         let ticket = target.beginLoad(forKey: key)
         let start = clock.nanosecondsNow
-        let report = LoadReport()
         do {
-            let value = try await LoadReport.$current.withValue(report) { try await load() }
-            if report.answeredByFleet {
+            let loaded = try await load()
+            if case .fleet = loaded.source {
                 state.withLock { $0.fleetReads += 1 }
             } else {
                 recordSuccess(since: start)
             }
-            _ = await target.storeLoaded(value, forKey: key, ticket: ticket, options: options)
-            return value
+            _ = await target.storeLoaded(loaded, forKey: key, ticket: ticket, options: options)
+            return loaded.value
         } catch {
             target.endLoad(forKey: key, ticket: ticket)
             recordFailure(error, keys: [key], options: options, since: start)
@@ -271,7 +273,7 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             recordSuccess(since: start)
             for (key, ticket) in zip(keys, tickets) {
                 if let value = values[key] {
-                    _ = await target.storeLoaded(value, forKey: key, ticket: ticket, options: options)
+                    _ = await target.storeLoaded(LoadedValue(value, source: .loader), forKey: key, ticket: ticket, options: options)
                 } else {
                     target.endLoad(forKey: key, ticket: ticket)
                 }

@@ -17,10 +17,10 @@ protocol LoadingTarget<Key, Value>: Sendable {
     /// Takes a ticket for a load of `key` that starts now.
     func beginLoad(forKey key: Key) -> UInt64
 
-    /// Stores `value` as `options` say, if `ticket` still holds; forgets the ticket.
+    /// Stores `loaded` as `options` and its source say, if `ticket` still holds; forgets the ticket.
     ///
     /// - Returns: Whether the value was stored.
-    func storeLoaded(_ value: Value, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool
+    func storeLoaded(_ loaded: LoadedValue<Value>, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool
 
     /// Forgets `ticket`, for a load that failed.
     func endLoad(forKey key: Key, ticket: UInt64)

@@ -165,7 +165,8 @@ extension MemoryCache {
     ) async throws -> Value {
         core.loading.forgetError(forKey: key)
         return try await core.loading.load(
-            key, stale: nil, options: options ?? core.loadOptions, reloads: true, target: core, loader: loader)
+            key, stale: nil, options: options ?? core.loadOptions, reloads: true, target: core,
+            loader: LoadedValue.fromLoader(loader))
     }
 
     /// Makes `key`'s value expire now: lookups miss it and the next

@@ -15,7 +15,7 @@ extension MemoryCacheCore: LoadingTarget {
         _ key: Key, found: LoadLookup<Value>, options: LoadOptions,
         loader: @escaping @Sendable (Key) async throws -> Value
     ) async throws -> Value {
-        try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
+        try await loading.resolve(key, found: found, options: options, target: self, loader: LoadedValue.fromLoader(loader))
     }
 
     func freshValue(forKey key: Key) -> Value? {
@@ -27,8 +27,9 @@ extension MemoryCacheCore: LoadingTarget {
         lock.withLock { _loadTickets.issue(key) }
     }
 
-    func storeLoaded(_ value: Value, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool {
-        storeLoadedNow(value, forKey: key, ticket: ticket, options: options)
+    /// A memory cache has no fleet: every source is stored alike.
+    func storeLoaded(_ loaded: LoadedValue<Value>, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool {
+        storeLoadedNow(loaded.value, forKey: key, ticket: ticket, options: options)
     }
 
     /// ``storeLoaded(_:forKey:ticket:options:)`` without suspending.

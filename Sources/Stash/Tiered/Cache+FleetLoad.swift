@@ -3,7 +3,8 @@
 /// and the others take its value from the remote tier.
 ///
 /// Each instance's load of the key (one per instance at a time, shared by its
-/// callers) runs this in place of the caller's loader:
+/// callers) runs this in place of the caller's loader; the value it returns
+/// says how it was got (``LoadedValue/Source``), which is what storing it does:
 /// 1. Take the fleet lock on the key (`RemoteTierLink.acquireLock(forKey:ttl:)`; a tier that is
 ///    not ``RemoteCacheLocking`` has none: the load is local, as in 4).
 /// 2. **Acquired**: read the remote tier once more (another instance may have
@@ -32,12 +33,12 @@ extension Cache {
     static var fleetLongestPause: Duration { .milliseconds(200) }
 
     /// `loader`, behind the fleet lock when `options` ask for one and the cache
-    /// has a remote tier; else `loader` itself.
+    /// has a remote tier that locks; else `loader` itself.
     func fleetLoader(
         for options: LoadOptions, _ loader: @escaping @Sendable (String) async throws -> Value
-    ) -> @Sendable (String) async throws -> Value {
+    ) -> LoadingEngine<String, Value>.SourcedLoader {
         guard let remoteLink, remoteLink.locking != nil, let lockTTL = options.fleetLockTTL, lockTTL > .zero else {
-            return loader
+            return LoadedValue.fromLoader(loader)
         }
         return { [self] key in try await loadThroughFleet(key, lockTTL: lockTTL, remoteLink, loader) }
     }
@@ -46,7 +47,7 @@ extension Cache {
     private func loadThroughFleet(
         _ key: String, lockTTL: Duration, _ remoteLink: RemoteTierLink<Value>,
         _ loader: @Sendable (String) async throws -> Value
-    ) async throws -> Value {
+    ) async throws -> LoadedValue<Value> {
         let clock = loading.clock
         let deadline = clock.nanosecondsNow.addingClamped(lockTTL.nanosecondsClamped)
         let longestPause = min(Self.fleetLongestPause, lockTTL / 4).nanosecondsClamped
@@ -56,36 +57,26 @@ extension Cache {
             case .acquired(let lock):
                 if let entry = await remoteLink.entry(forKey: key) {
                     await lock.release()
-                    return readFromRemote(entry, forKey: key, remoteLink)
+                    return LoadedValue(entry.value, source: .fleet(ttl: entry.ttl))
                 }
-                let value: Value
                 do {
-                    value = try await loader(key)
+                    // Released once the value is stored (see `storeLoaded`).
+                    return LoadedValue(try await loader(key), source: .loaderHoldingFleetLock(lock))
                 } catch {
                     await lock.release()
                     throw error
                 }
-                remoteLink.noteFleetLoad(.loadedHoldingLock(lock), forKey: key)
-                return value
             case .unavailable:
-                return try await loader(key)
+                return LoadedValue(try await loader(key), source: .loader)
             case .heldElsewhere:
                 let now = clock.nanosecondsNow
-                guard now < deadline else { return try await loader(key) }
+                guard now < deadline else { return LoadedValue(try await loader(key), source: .loader) }
                 try await clock.sleep(until: min(now.addingClamped(pause), deadline))
                 pause = min(pause * 2, longestPause)
                 if let entry = await remoteLink.entry(forKey: key) {
-                    return readFromRemote(entry, forKey: key, remoteLink)
+                    return LoadedValue(entry.value, source: .fleet(ttl: entry.ttl))
                 }
             }
         }
-    }
-
-    private func readFromRemote(
-        _ entry: RemoteCacheEntry<Value>, forKey key: String, _ remoteLink: RemoteTierLink<Value>
-    ) -> Value {
-        remoteLink.noteFleetLoad(.readFromRemote(ttl: entry.ttl), forKey: key)
-        LoadReport.current?.answeredByFleet = true
-        return entry.value
     }
 }

@@ -79,7 +79,8 @@ extension Cache {
             return value
         case .fresh:
             // A refresh ahead reloads on purpose: the shared copy is as old as this one.
-            return try await loading.resolve(key, found: found, options: options, target: self, loader: loader)
+            return try await loading.resolve(
+                key, found: found, options: options, target: self, loader: LoadedValue.fromLoader(loader))
         case .stale, .miss:
             return try await loading.resolve(
                 key, found: found, options: options, target: self, loader: fleetLoader(for: options, loader))
@@ -137,7 +138,8 @@ extension Cache {
     ) async throws -> Value {
         loading.forgetError(forKey: key)
         return try await loading.load(
-            key, stale: nil, options: options ?? loadOptions, reloads: true, target: self, loader: loader)
+            key, stale: nil, options: options ?? loadOptions, reloads: true, target: self,
+            loader: LoadedValue.fromLoader(loader))
     }
 
     /// Makes `key`'s value expire now: the memory copy is kept as a fail-safe
@@ -253,10 +255,10 @@ extension Cache: LoadingTarget {
         loadTickets.withLock { $0.issue(key) }
     }
 
-    func storeLoaded(_ value: Value, forKey key: String, ticket: UInt64, options: LoadOptions) async -> Bool {
-        let fleetLoad = remoteLink?.takeFleetLoad(forKey: key)
+    func storeLoaded(_ loaded: LoadedValue<Value>, forKey key: String, ticket: UInt64, options: LoadOptions) async -> Bool {
+        let value = loaded.value
         let (ttl, shares): (Duration?, Bool)
-        if case .readFromRemote(let remaining) = fleetLoad {
+        if case .fleet(let remaining) = loaded.source {
             (ttl, shares) = (remaining, false)
         } else {
             (ttl, shares) = (options.ttl, true)
@@ -271,7 +273,7 @@ extension Cache: LoadingTarget {
         } else {
             stored = storeLoadedNow(value, forKey: key, ticket: ticket, ttl: ttl, grace: grace, shares: shares)
         }
-        if case .loadedHoldingLock(let lock) = fleetLoad {
+        if case .loaderHoldingFleetLock(let lock) = loaded.source {
             // The waiting instances find the value once the lock is free.
             if let remoteTicket = stored.1 { await remoteLink?.send(.set(value, ttl: ttl), ticket: remoteTicket) }
             await lock.release()
@@ -283,8 +285,6 @@ extension Cache: LoadingTarget {
 
     func endLoad(forKey key: String, ticket: UInt64) {
         loadTickets.withLock { $0.forget(ticket, for: key) }
-        // A failed load through the fleet lock has released it and noted nothing; forget anything left anyway.
-        _ = remoteLink?.takeFleetLoad(forKey: key)
     }
 
     /// Writes a loaded value to disk then memory, under the key's stripe lock,

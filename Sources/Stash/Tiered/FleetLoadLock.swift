@@ -21,16 +21,6 @@ struct FleetLoadLock: Sendable {
         case unavailable
     }
 
-    /// How a load through the fleet lock got its value: what storing it must do.
-    enum Outcome: Sendable {
-        /// This instance loaded it, holding the lock: write it to every tier,
-        /// the remote one included (waited for), then release the lock.
-        case loadedHoldingLock(FleetLoadLock)
-        /// Another instance loaded it: keep it in the local tiers for the
-        /// shared copy's remaining time to live, sending nothing back.
-        case readFromRemote(ttl: Duration?)
-    }
-
     /// The caller's key the lock is for.
     let key: String
     private let releaseBody: @Sendable () async throws -> Void

@@ -55,9 +55,6 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var subscriptionWaiters = WaiterSet()
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
-        /// How each load through the fleet lock got its value, from its loader's
-        /// return to the store of the value (one load per key at a time).
-        var fleetLoads: [String: FleetLoadLock.Outcome] = [:]
 
         /// Marks `key` stale with a new mark; past ``RemoteTierLink/maximumStaleKeys``, distrusts
         /// the whole tier instead.
@@ -492,17 +489,5 @@ extension RemoteTierLink.Change {
     var isRemoval: Bool {
         if case .remove = self { return true }
         return false
-    }
-}
-
-extension RemoteTierLink {
-    /// Records how the load of `key` under way got its value, for the store that follows it.
-    func noteFleetLoad(_ outcome: FleetLoadLock.Outcome, forKey key: String) {
-        state.withLock { $0.fleetLoads[key] = outcome }
-    }
-
-    /// Takes what ``noteFleetLoad(_:forKey:)`` recorded for `key`, if anything.
-    func takeFleetLoad(forKey key: String) -> FleetLoadLock.Outcome? {
-        state.withLock { $0.fleetLoads.removeValue(forKey: key) }
     }
 }
