@@ -250,6 +250,7 @@ let package = Package(
         .executableTarget(
             name: "StashProxy",
             dependencies: [
+                "Stash",
                 "StashAsyncHTTPClient",
                 "StashHTTP",
                 "StashURLSession",
@@ -379,9 +380,11 @@ let package = Package(
                 "StashHTTP",
                 "StashTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
-                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: hummingbird)),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: hummingbird)),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: hummingbird)),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                serviceLifecycleProduct,
                 nio("NIOCore", when: hummingbird),
             ]
         ),

@@ -2,7 +2,6 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import HTTPTypes
 import NIOCore
 import Stash
@@ -47,7 +46,7 @@ import Testing
             let count = runs.withLock { $0 += 1; return $0 }
             return Self.response("report \(count) for \(request.uri.query ?? "")", [.cacheControl: "max-age=60"])
         }
-        try await Self.app(router).test(.live) { client in
+        try await withRunningApp(Self.app(router)) { client in
             let first = try await client.execute(uri: "/report?q=1", method: .get)
             clock.advance(by: .seconds(5))
             let second = try await client.execute(uri: "/report?q=1", method: .get)
@@ -75,7 +74,7 @@ import Testing
             if condition == "\"v1\"" { return Self.response("", [.eTag: "\"v1\"", .cacheControl: "max-age=10"], status: .notModified) }
             return Self.response("document", [.eTag: "\"v1\"", .cacheControl: "max-age=10"])
         }
-        try await Self.app(router).test(.live) { client in
+        try await withRunningApp(Self.app(router)) { client in
             _ = try await client.execute(uri: "/doc", method: .get)
             let notModified = try await client.execute(uri: "/doc", method: .get, headers: [.ifNoneMatch: "\"v1\""])
             #expect(notModified.status == .notModified)
@@ -103,8 +102,8 @@ import Testing
             for await _ in release.stream {}  // held until every request has arrived
             return Self.response("slow", [.cacheControl: "max-age=60"])
         }
-        try await Self.app(router).test(.live) { client in
-            let port = try #require(client.port)
+        try await withRunningApp(Self.app(router)) { client in
+            let port = client.port
             // One connection per request (AsyncHTTPClient's default pool has 8 per host).
             var configuration = HTTPClient.Configuration()
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 20
@@ -140,7 +139,7 @@ import Testing
             let name = try context.parameters.require("name")
             return Self.response("data", [.cacheControl: name == "covered" ? "max-age=1, stale-if-error=600" : "max-age=1"])
         }
-        try await Self.app(router).test(.live) { client in
+        try await withRunningApp(Self.app(router)) { client in
             _ = try await client.execute(uri: "/data/covered", method: .get)
             _ = try await client.execute(uri: "/data/bare", method: .get)
             failing.withLock { $0 = true }
@@ -162,7 +161,7 @@ import Testing
             version.withLock { $0 += 1 }
             return Self.response("updated", [:])
         }
-        try await Self.app(router).test(.live) { client in
+        try await withRunningApp(Self.app(router)) { client in
             let before = try await client.execute(uri: "/item", method: .get)
             let put = try await client.execute(uri: "/item", method: .put, body: ByteBuffer(string: "new"))
             let after = try await client.execute(uri: "/item", method: .get)
@@ -181,7 +180,7 @@ import Testing
             let french = request.headers[.acceptLanguage] == "fr"
             return Self.response(french ? "bonjour" : "hello", [.cacheControl: "max-age=60", .vary: "Accept-Language"])
         }
-        try await Self.app(router).test(.live) { client in
+        try await withRunningApp(Self.app(router)) { client in
             var bodies: [String] = []
             for language in ["en", "fr", "en", "fr"] {
                 bodies.append(String(buffer: try await client.execute(uri: "/greeting", method: .get, headers: [.acceptLanguage: language]).body))
@@ -204,7 +203,7 @@ import Testing
         // The middleware.
         let router = try Self.cachedRouter(clock)
         router.get("/swr", use: route)
-        try await Self.app(router).test(.live) { client in
+        try await withRunningApp(Self.app(router)) { client in
             _ = try await client.execute(uri: "/swr", method: .get)
             clock.advance(by: .seconds(5))
             let answer = try await client.execute(uri: "/swr", method: .get)
@@ -220,7 +219,7 @@ import Testing
             responder: HTTPCacheResponder(responder: plain.buildResponder(), cache: cache),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         app.addServices(cache)
-        try await app.test(.live) { client in
+        try await withRunningApp(app) { client in
             _ = try await client.execute(uri: "/swr", method: .get)
             clock.advance(by: .seconds(5))
             let stale = try await client.execute(uri: "/swr", method: .get)

@@ -1,7 +1,6 @@
 #if Hummingbird
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Stash
 import StashHummingbird
 import StashTestSupport
@@ -157,12 +156,11 @@ import Testing
             }
             var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             app.addServices(persist)
-            try await app.test(.live) { client in
+            try await withRunningApp(app) { client in
                 for expected in ["1", "2", "3"] {
-                    try await client.execute(uri: "/counter/visits", method: .put) { response in
-                        #expect(response.status == .ok)
-                        #expect(String(buffer: response.body) == expected)
-                    }
+                    let response = try await client.execute(uri: "/counter/visits", method: .put)
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body) == expected)
                 }
             }
             // The service group shut down: the driver closed its disk tier.
