@@ -1,15 +1,9 @@
 #if AsyncHTTPClient
 import HTTPTypes
 import NIOHTTP1
+import StashHTTP
 
 extension HTTPFields {
-    /// The hop-by-hop fields of RFC 9110 §7.6.1 that never cross a proxy, lower-cased.
-    ///
-    /// `Proxy-Connection` and `Keep-Alive` are obsolete but still sent by old clients.
-    package static let hopByHopNames: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-    ]
-
     /// The end-to-end fields of NIO's `headers`, in their order: hop-by-hop fields, the fields that
     /// `Connection` names, `Host`, and lines whose name is not a valid token are left out.
     ///
@@ -17,10 +11,7 @@ extension HTTPFields {
     package init(endToEnd headers: HTTPHeaders) {
         self.init()
         reserveCapacity(headers.count)
-        var connectionNames: Set<String> = []
-        for value in headers[canonicalForm: "connection"] {
-            connectionNames.insert(value.trimmingSpaces().lowercased())
-        }
+        let connectionNames = Self.connectionOptions(headers["connection"])
         for (name, value) in headers {
             let lowered = name.lowercased()
             if lowered == "host" || Self.hopByHopNames.contains(lowered) || connectionNames.contains(lowered) {
@@ -29,20 +20,6 @@ extension HTTPFields {
             guard let fieldName = HTTPField.Name(name) else { continue }
             append(HTTPField(name: fieldName, value: value))
         }
-    }
-
-    /// Removes the hop-by-hop fields and the fields that `Connection` names.
-    ///
-    /// - Complexity: O(n) in the number of fields.
-    package mutating func removeHopByHop() {
-        var names = Self.hopByHopNames
-        for value in self[values: .connection] {
-            for part in value.split(separator: ",") {
-                names.insert(part.trimmingSpaces().lowercased())
-            }
-        }
-        if !contains(where: { names.contains($0.name.canonicalName) }) { return }
-        self = HTTPFields(filter { !names.contains($0.name.canonicalName) })
     }
 }
 
@@ -56,16 +33,6 @@ extension HTTPHeaders {
         for field in fields {
             add(name: field.name.rawName, value: field.value)
         }
-    }
-}
-
-extension Substring {
-    /// The substring without leading and trailing spaces and tabs.
-    func trimmingSpaces() -> Substring {
-        var result = self
-        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
-        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
-        return result
     }
 }
 

@@ -2,7 +2,9 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import Stash
 import StashAsyncHTTPClient
+import StashHTTP
 
 /// Writes one response to the client connection: the head, the body chunk by chunk, the end.
 ///
@@ -55,7 +57,7 @@ struct ProxyResponseWriter {
         var fields = HTTPFields()
         fields[.contentType] = "text/plain; charset=utf-8"
         fields[.contentLength] = String(body.readableBytes)
-        fields[.date] = HTTPDate.now()
+        fields[.date] = HTTPDate.format(WallClock().nanosecondsNow / 1_000_000_000)
         try await write(HTTPResponse(status: status, headerFields: fields), body: body)
     }
 }

@@ -19,11 +19,8 @@ struct HTTPCacheRules: Sendable {
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
     /// Statuses this cache understands, for `must-understand` (RFC 9111 §5.2.2.3).
     static let understood: Set<Int> = heuristicallyCacheable.union([302, 303, 307])
-    /// Hop-by-hop fields (RFC 9110 §7.6.1) and proxy credentials, never stored.
-    static let hopByHop: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
-        "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
-    ]
+    /// Proxy credentials, never stored (besides the hop-by-hop fields, ``HTTPFields/hopByHopNames``).
+    static let proxyCredentials: Set<String> = ["proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
 
     /// What the cache may do with a stored response for a request.
     enum Decision: Equatable {
@@ -75,21 +72,14 @@ struct HTTPCacheRules: Sendable {
         return useful
     }
 
-    /// `fields` without hop-by-hop fields and without the fields `Connection` names (RFC 9111 §3.1).
+    /// `fields` without hop-by-hop fields, the fields `Connection` names (RFC 9111 §3.1) and proxy
+    /// credentials.
     ///
     /// - Complexity: O(n) in the number of fields.
     static func storableFields(of fields: HTTPFields) -> HTTPFields {
-        var named = Set<String>()
-        for line in fields[values: .connection] {
-            for member in line.split(separator: ",") { named.insert(member.trimmingSpaces.lowercased()) }
-        }
-        var result = HTTPFields()
-        for field in fields {
-            let name = field.name.canonicalName
-            if hopByHop.contains(name) || named.contains(name) { continue }
-            result.append(field)
-        }
-        return result
+        var fields = fields
+        fields.removeHopByHop(alsoRemoving: proxyCredentials)
+        return fields
     }
 
     // MARK: - Freshness and age

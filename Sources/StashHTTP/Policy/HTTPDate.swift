@@ -18,7 +18,9 @@
 /// - **The range** is what four-digit years name: from `01 Jan 0000 00:00:00` to
 ///   `31 Dec 9999 23:59:59` (proleptic Gregorian, as RFC 9110 uses). `parse` never returns a
 ///   value outside it, and `format` clamps to it.
-enum HTTPDate {
+///
+/// The one HTTP date in Stash: `stash-proxy` writes the `Date` of its own responses with it.
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let shortDays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -51,7 +53,7 @@ enum HTTPDate {
     /// ``earliest``...``latest``, the dates a four-digit year can name.
     ///
     /// - Complexity: O(1).
-    static func format(_ seconds: Int64) -> String {
+    package static func format(_ seconds: Int64) -> String {
         let seconds = min(max(seconds, earliest), latest)
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400

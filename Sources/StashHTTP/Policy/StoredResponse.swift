@@ -108,7 +108,7 @@ extension HTTPField.Name {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         var bytes = Substring(self).utf8[...]
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
