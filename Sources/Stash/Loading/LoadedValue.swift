@@ -1,7 +1,7 @@
 /// A value a load produced, and how it was got: what storing it must do.
 ///
 /// ``LoadingEngine`` runs loaders that return one. A caller's loader is wrapped by
-/// ``fromLoader(_:)`` (``Source/loader``); `Cache`'s fleet loader (`Cache+FleetLoad.swift`)
+/// ``fromLoader(_:)`` (``Source/loader``); `Cache`'s fleet loader (`CacheCore+FleetLoad.swift`)
 /// says whether it loaded holding the fleet lock or took another instance's value.
 ///
 /// Thread-safety: a value type, `Sendable`.

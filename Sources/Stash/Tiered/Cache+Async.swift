@@ -3,7 +3,7 @@
 /// A memory hit returns without suspending. Disk work runs on the disk tier's
 /// dispatch queue, so it never blocks a thread of Swift's cooperative pool.
 /// With a remote tier, these forms also read it, and wait for their changes to
-/// reach it (see `Cache+Remote.swift`); a remote failure never fails them.
+/// reach it (see `CacheCore+Remote.swift`); a remote failure never fails them.
 extension Cache {
     /// The value for `key`, from memory, disk, or the remote tier (then promoted
     /// into the local tiers). See `value(forKey:)`.
@@ -14,35 +14,18 @@ extension Cache {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
-        return try await awaitValueBelowMemory(forKey: key)
-    }
-
-    /// The async `value(forKey:)` after a memory miss: from the remote tier
-    /// or disk, promoted into the local tiers.
-    @usableFromInline
-    func awaitValueBelowMemory(forKey key: String) async throws(StashError) -> Value? {
-        if let remoteLink { return try await valueThroughRemote(forKey: key, remoteLink) }
-        guard let disk else { return nil }
-        return try await disk.run { [self] () throws(StashError) in try valueBelowMemory(forKey: key) }
+        return try await core.awaitValueBelowMemory(forKey: key)
     }
 
     /// Whether any tier, the remote one included, holds `key`. See `contains(_:)`.
     public func contains(_ key: String) async throws(StashError) -> Bool {
-        if let remoteLink { return try await containsThroughRemote(key, remoteLink) }
-        if memory?.contains(key) == true { return true }
-        guard let disk else { return false }
-        return try await disk.contains(key)
+        try await core.contains(key)
     }
 
     /// Stores `value` in every tier, returning once the remote tier has it (or
     /// failed to take it). See `setValue(_:forKey:ttl:)`.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) async throws(StashError) {
-        if let remoteLink { return try await setValueThroughRemote(value, forKey: key, ttl: ttl, remoteLink) }
-        guard let disk else {
-            try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
-            return
-        }
-        try await disk.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
+        try await core.setValue(value, forKey: key, ttl: ttl)
     }
 
     /// Removes `key` from every tier. See `removeValue(forKey:)`.
@@ -50,29 +33,17 @@ extension Cache {
     /// - Returns: Whether any tier, the remote one included, held a value.
     @discardableResult
     public func removeValue(forKey key: String) async throws(StashError) -> Bool {
-        if let remoteLink { return try await removeValueThroughRemote(forKey: key, remoteLink) }
-        guard let disk else { return try synchronously { () throws(StashError) in try removeValue(forKey: key) } }
-        return try await disk.run { [self] () throws(StashError) in try removeValue(forKey: key) }
+        try await core.removeValue(forKey: key)
     }
 
     /// Removes every entry from every tier. See `removeAll()`.
     public func removeAll() async throws(StashError) {
-        if let remoteLink { return try await removeAllThroughRemote(progress: { _, _ in }, remoteLink) }
-        guard let disk else { return try synchronously { () throws(StashError) in try removeAll() } }
-        try await disk.run { [self] () throws(StashError) in try removeAll() }
+        try await core.removeAll(progress: { _, _ in })
     }
 
     /// Removes every entry, reporting the disk tier's progress on its queue.
     /// See `removeAll(progress:)`.
     public func removeAll(progress: @escaping @Sendable (_ removed: Int, _ total: Int) -> Void) async throws(StashError) {
-        if let remoteLink { return try await removeAllThroughRemote(progress: progress, remoteLink) }
-        guard let disk else { return try synchronously { () throws(StashError) in try removeAll(progress: progress) } }
-        try await disk.run { [self] () throws(StashError) in try removeAll(progress: progress) }
+        try await core.removeAll(progress: progress)
     }
-}
-
-/// Calls a synchronous overload from an async context, where Swift would
-/// otherwise pick the async one. Used for the memory-only case, which never blocks.
-private func synchronously<Result>(_ body: () throws(StashError) -> Result) throws(StashError) -> Result {
-    try body()
 }

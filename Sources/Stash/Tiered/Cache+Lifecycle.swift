@@ -27,29 +27,7 @@ extension Cache {
     /// - Complexity: Suspends until the background work ends or `timeout` passes; the disk tier's
     ///   close blocks a thread of its queue on disk I/O, not the caller's. Thread-safe.
     public func close(timeout: Duration = .seconds(10)) async {
-        let finished = await finishes(within: timeout, on: clock) { [self] in
-            await remoteLink?.close()
-            await background.waitUntilIdle()
-        }
-        if !finished, remoteLink != nil || background.count > 0 {
-            logger.warning(
-                "closing the cache: background work had not finished (timed out or cancelled); changes may not reach the remote tier",
-                metadata: ["running": "\(background.count)", "timeout": "\(timeout)"])
-        }
-        if let remoteLink {
-            switch remoteLink.staleKeyCount {
-            case nil:
-                logger.warning("closing the cache: the remote tier is distrusted (a removeAll failed there); other instances may read older copies")
-            case let count? where count > 0:
-                logger.warning(
-                    "closing the cache: keys whose shared copy is older than this instance's were not repaired; other instances may read them until they expire",
-                    metadata: ["keys": "\(count)"])
-            default:
-                break
-            }
-        }
-        memory?.close()
-        await disk?.close()
+        await core.close(timeout: timeout)
     }
 
     /// The synchronous part of ``close(timeout:)``, for a shutdown that cannot suspend (Vapor's
@@ -57,8 +35,6 @@ extension Cache {
     /// memory and disk tiers without waiting for the background work, which then fails against
     /// the closed disk tier (logged) or goes on to the remote tier.
     package func closeWithoutWaiting() {
-        remoteLink?.stop()
-        memory?.close()
-        disk?.close()
+        core.closeWithoutWaiting()
     }
 }

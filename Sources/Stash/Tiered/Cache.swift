@@ -30,7 +30,7 @@ import Logging
 ///   instances' changes drop keys from the local tiers (with a
 ///   ``RemoteCacheInvalidating`` tier). A remote failure never
 ///   fails a call. The synchronous API never waits for the network: it sends
-///   its changes to the remote tier in the background. See `Cache+Remote.swift`
+///   its changes to the remote tier in the background. See `CacheCore+Remote.swift`
 ///   and the StashRedis article "Sharing a cache across servers".
 ///
 /// Thread safety: every member may be called from any thread. Writes,
@@ -78,11 +78,6 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   trimmed from disk while memory holds it is served from memory until
     ///   memory evicts it, as for any disk eviction.
     public let disk: DiskCache<Value>?
-    /// The cost of a value promoted or written into memory, given the value and
-    /// its encoded size in bytes (nil when there is no disk tier to encode for).
-    let cost: @Sendable (Value, Int?) -> Int
-    /// Orders writes, removals and promotions of the same key.
-    let stripes: KeyStripes
     /// The options of get-or-load calls that pass none. Set by the
     /// initialiser; defaults to `LoadOptions()` (no expiry, no refresh ahead,
     /// no stale values, no timeout, no cached errors). A call's `options`
@@ -91,20 +86,10 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `loadOptions.refreshAfter` in nanoseconds (`Int64.max` for none), read on
     /// every get-or-load hit without copying the options.
     @usableFromInline let defaultRefreshAfter: Int64
-    /// Runs get-or-load calls.
-    let loading: LoadingEngine<String, Value>
-    /// The ticket of each load under way (see ``LoadingTarget``), changed
-    /// only under the key's stripe lock.
-    let loadTickets = LockedValue(LoadTickets<String>())
-    /// The remote tier and what the cache keeps about it, or `nil` for a local cache.
-    let remoteLink: RemoteTierLink<Value>?
-    /// The work that outlives the calls that asked for it (changes on their way to the remote
-    /// tier, invalidations applied to the disk tier), for ``close(timeout:)`` to wait for.
-    let background: BackgroundTasks
-    /// The tiers' clock, for ``close(timeout:)``'s bound.
-    let clock: any CacheClock
-    /// Where shutdown is reported.
-    let logger: Logger
+    /// The engine: the tiers' per-key locks, loads, background work and remote link, and every
+    /// rule that keeps the tiers consistent. The facade's members forward to it; a memory hit is
+    /// answered here, through ``memory``, before it.
+    @usableFromInline let core: CacheCore<Value>
 
     /// Combines up to three tiers, any of which may be `nil` (but not all).
     ///
@@ -143,22 +128,14 @@ public final class Cache<Value: Sendable>: Sendable {
         }
         self.memory = memory
         self.disk = disk
-        self.cost = cost
         self.loadOptions = loadOptions
         defaultRefreshAfter = loadOptions.refreshAfter?.nanosecondsClamped ?? .max
-        stripes = KeyStripes()
-        let clock: any CacheClock = memory?.core.table.clock ?? disk?.clock ?? SystemClock()
-        self.clock = clock
-        self.logger = logger
-        let background = BackgroundTasks()
-        self.background = background
-        loading = LoadingEngine(clock: clock, logger: logger, background: background)
-        remoteLink = remote.map { RemoteTierLink(tier: $0, clock: clock, logger: logger, background: background) }
-        startReceivingInvalidations()
+        core = CacheCore(memory: memory, disk: disk, remote: remote, cost: cost, loadOptions: loadOptions, logger: logger)
+        core.startReceivingInvalidations()
     }
 
     deinit {
-        remoteLink?.stop()
+        core.remoteLink?.stop()
     }
 
     /// Opens a cache whose disk tier lives in `directory`, with a default memory tier
@@ -236,20 +213,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///
     /// - Complexity: O(1). Never blocks on disk I/O. Thread-safe.
     public var statistics: CacheStatistics {
-        var statistics: CacheStatistics
-        switch (memory?.statistics, disk?.statistics) {
-        case let (memory?, disk?):
-            statistics = CacheStatistics(hits: memory.hits + disk.hits, misses: disk.misses)
-                .addingEvictions(of: memory).addingEvictions(of: disk)
-        case let (memory?, nil):
-            statistics = memory
-        case let (nil, disk?):
-            statistics = disk
-        case (nil, nil):
-            statistics = CacheStatistics()
-        }
-        loading.addCounters(to: &statistics)
-        return statistics
+        core.statistics
     }
 
     // MARK: - Reading
@@ -268,24 +232,7 @@ public final class Cache<Value: Sendable>: Sendable {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
-        return try valueBelowMemory(forKey: key)
-    }
-
-    /// `value(forKey:)` after a memory miss: from disk, promoted into memory.
-    @usableFromInline
-    func valueBelowMemory(forKey key: String) throws(StashError) -> Value? {
-        guard let disk else { return nil }
-        // Not while an invalidation of the key is under way: its disk copy is the old value.
-        return try stripes.withLockUnlessInvalidating(for: key) { () throws(StashError) -> Value? in
-            // Another thread may have promoted or written the key while this one waited. The
-            // caller has counted its memory miss already.
-            if let hit = memory?.uncountedValue(forKey: key) {
-                return hit
-            }
-            guard let found = try disk.valueWithMetadata(forKey: key) else { return nil }
-            promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration)
-            return found.value
-        }
+        return try core.valueBelowMemory(forKey: key)
     }
 
     /// Whether either local tier holds a fresh value for `key`. Changes no
@@ -294,8 +241,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Throws: ``StashError`` from the disk tier.
     /// - Complexity: O(1) when memory holds it; one indexed `SELECT` otherwise. Thread-safe.
     public func contains(_ key: String) throws(StashError) -> Bool {
-        if memory?.contains(key) == true { return true }
-        return try disk?.contains(key) ?? false
+        try core.contains(key)
     }
 
     // MARK: - Writing
@@ -318,40 +264,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   to the remote tier.
     /// - Complexity: O(1) for memory plus one disk transaction. Blocks on disk I/O. Thread-safe.
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) throws(StashError) {
-        let ticket = try setLocalValue(value, forKey: key, ttl: ttl)
-        if let ticket { remoteLink?.sendInBackground(.set(value, ttl: ttl), ticket: ticket) }
-    }
-
-    /// Writes the local tiers under `key`'s stripe lock and, with a remote tier,
-    /// takes the change's place in the order of `key`'s remote changes.
-    func setLocalValue(_ value: Value, forKey key: String, ttl: Duration?) throws(StashError) -> RemoteWriteOrder.Ticket? {
-        try stripes.withChange(for: key) { () throws(StashError) -> RemoteWriteOrder.Ticket? in
-            loadTickets.withLock { $0.void(key) }
-            try _writeLocal(value, forKey: key, ttl: ttl, grace: nil)
-            return remoteLink?.order.enqueue(key)
-        }
-    }
-
-    /// Writes disk, then memory (with a fail-safe `grace` for loaded values);
-    /// if the disk write fails, removes memory's copy and throws. Expects the
-    /// key's stripe lock held.
-    func _writeLocal(_ value: Value, forKey key: String, ttl: Duration?, grace: Duration?) throws(StashError) {
-        var encodedSize: Int?
-        if let disk {
-            do throws(StashError) {
-                encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: ttl)
-            } catch {
-                memory?.removeValue(forKey: key)
-                throw error
-            }
-        } else {
-            try DiskCache<Value>.validate(key)
-        }
-        if let grace {
-            memory?.core.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
-        } else {
-            memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
-        }
+        try core.setValue(value, forKey: key, ttl: ttl)
     }
 
     /// Removes `key` from both tiers. With a remote tier, the removal is sent
@@ -363,29 +276,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Complexity: O(1) for memory plus one disk transaction. Thread-safe.
     @discardableResult
     public func removeValue(forKey key: String) throws(StashError) -> Bool {
-        let (held, ticket) = try removeLocalValue(forKey: key)
-        if let ticket { remoteLink?.sendInBackground(.remove, ticket: ticket) }
-        return held
-    }
-
-    /// Removes `key` from the local tiers under its stripe lock and, with a
-    /// remote tier, takes the removal's place in the order of `key`'s remote
-    /// changes (also when the disk fails: memory no longer holds the key, so
-    /// the shared copy must go too).
-    func removeLocalValue(forKey key: String) throws(StashError) -> (held: Bool, ticket: RemoteWriteOrder.Ticket?) {
-        try stripes.withChange(for: key) { () throws(StashError) -> (held: Bool, ticket: RemoteWriteOrder.Ticket?) in
-            loadTickets.withLock { $0.void(key) }
-            let inMemory = memory?.removeValue(forKey: key) != nil
-            if remoteLink != nil, disk == nil { try DiskCache<Value>.validate(key) }
-            let ticket = remoteLink?.order.enqueue(key)
-            do throws(StashError) {
-                let onDisk = try disk?.removeValue(forKey: key) ?? false
-                return (inMemory || onDisk, ticket)
-            } catch {
-                if let ticket { remoteLink?.sendInBackground(.remove, ticket: ticket) }
-                throw error
-            }
-        }
+        try core.removeValue(forKey: key)
     }
 
     /// Removes every entry from both tiers. With a remote tier, its namespace
@@ -403,31 +294,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Parameter progress: See `DiskCache/removeAll(progress:)`.
     /// - Throws: ``StashError`` from the disk tier. Memory is emptied either way.
     public func removeAll(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
-        defer {
-            if let remoteLink { background.start { await remoteLink.removeAll() } }
-        }
-        try removeLocalValues(progress: progress)
-    }
-
-    /// Empties the local tiers and counts it as a change of every key.
-    func removeLocalValues(progress: (_ removed: Int, _ total: Int) -> Void) throws(StashError) {
-        stripes.changeAll()
-        loadTickets.withLock { $0.voidAll() }
-        loading.forgetErrors()
-        memory?.removeAll()
-        try disk?.removeAll(progress: progress)
-    }
-
-    /// Puts a value read from disk into memory, with its remaining time to live.
-    private func promote(_ value: Value, forKey key: String, encodedSize: Int, expiration: Int64?) {
-        guard let memory, let disk else { return }
-        var ttl: Duration?
-        if let expiration {
-            let remaining = expiration &- disk.nanosecondsNow
-            guard remaining > 0 else { return }
-            ttl = .nanoseconds(remaining)
-        }
-        memory.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+        try core.removeAll(progress: progress)
     }
 }
 

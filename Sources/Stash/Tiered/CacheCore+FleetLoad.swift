@@ -26,7 +26,7 @@
 /// both the value and a free lock. Callers with a stale value and a
 /// ``LoadOptions/softTimeout`` get the stale value after that timeout while
 /// the wait goes on, as for any slow load.
-extension Cache {
+extension CacheCore {
     /// The pause before the first poll of a waiting instance.
     static var fleetFirstPause: Duration { .milliseconds(5) }
     /// The longest pause between polls.

@@ -1,7 +1,7 @@
 /// A fleet-wide lock on one key, taken through a cache's remote tier so that
 /// one instance of the fleet loads a missing value while the others wait for
 /// it or serve a stale one. Taken through the cache's remote link (below), when its tier is
-/// ``RemoteCacheLocking``; `Cache+FleetLoad.swift` is the protocol of a load that uses it.
+/// ``RemoteCacheLocking``; `CacheCore+FleetLoad.swift` is the protocol of a load that uses it.
 ///
 /// The lock expires by itself after its time to live, so a crashed holder
 /// never blocks the fleet. Release it with ``release()`` after the loaded value

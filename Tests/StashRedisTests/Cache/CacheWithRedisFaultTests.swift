@@ -292,7 +292,7 @@ extension RedisSuites {
             server.kill()
             try await applied.wait(for: .subscriptionLost)
             for key in keys { try await cache.setValue("outage", forKey: key) }
-            #expect(cache.remoteLink?.hasStaleKeys == true)
+            #expect(cache.core.remoteLink?.hasStaleKeys == true)
 
             // Back with its append-only file ("before" everywhere). A call succeeds before the
             // subscription returns (it retries every 200 ms; on a loaded machine the order may turn,

@@ -134,7 +134,7 @@ extension RedisSuites {
                 try await cache.setValue("last", forKey: "ordered")
                 let shared = try await reader.value(forKey: "ordered")
                 #expect(shared == "last")
-                #expect(cache.remoteLink?.order.keysInFlight == [])
+                #expect(cache.core.remoteLink?.order.keysInFlight == [])
             }
         }
 
@@ -146,7 +146,7 @@ extension RedisSuites {
                 let reader = try makeCache(memory: false, disk: false)
                 try writeDistinctKeysSynchronously(cache, count: 200)
                 await cache.close()
-                #expect(cache.background.count == 0)
+                #expect(cache.core.background.count == 0)
                 for index in 0..<200 {
                     let shared = try await reader.value(forKey: "close-\(index)")
                     #expect(shared == "v\(index)")
@@ -172,7 +172,7 @@ extension RedisSuites {
                 // fails (and frees its place) before the count is read.
                 let cache = try makeCache(disk: false, logger: logs.logger)
                 let reader = try makeCache(memory: false, disk: false)
-                cache.remoteLink?.maximumPendingSends = 50
+                cache.core.remoteLink?.maximumPendingSends = 50
                 await cache.waitUntilReceivingInvalidations()
                 let applied = cache.recordAppliedInvalidations()
                 try await reader.setValue("old", forKey: "close-199")  // an older shared copy to be removed
@@ -180,8 +180,8 @@ extension RedisSuites {
                 try await yield(until: { applied.received.contains(.key("close-199")) })
                 server.pause()
                 try writeDistinctKeysSynchronously(cache, count: 200)
-                #expect(cache.remoteLink?.pendingSendCount == 50)
-                #expect(cache.background.count <= 51, "the sends, and at most one repair")
+                #expect(cache.core.remoteLink?.pendingSendCount == 50)
+                #expect(cache.core.background.count <= 51, "the sends, and at most one repair")
                 server.resume()
                 await cache.close()
                 for index in 0..<200 {
@@ -321,7 +321,7 @@ extension RedisSuites {
         @Test func theFleetLockIsTakenOnceAcrossInstances() async throws {
             try await closingCaches {
                 let a = try makeCache(), b = try makeCache()
-                let linkA = try #require(a.remoteLink), linkB = try #require(b.remoteLink)
+                let linkA = try #require(a.core.remoteLink), linkB = try #require(b.core.remoteLink)
                 guard case .acquired(let lock) = await linkA.acquireLock(forKey: "load", ttl: .seconds(10)) else {
                     Issue.record("the first instance takes the lock")
                     return

@@ -7,7 +7,7 @@ extension Cache {
     /// merely received), so that a test waits for an event, never for a time.
     func recordAppliedInvalidations() -> InvalidationRecorder {
         let recorder = InvalidationRecorder()
-        remoteLink?.invalidationObserver = recorder.handler
+        core.remoteLink?.invalidationObserver = recorder.handler
         return recorder
     }
 
@@ -18,9 +18,9 @@ extension Cache {
     /// each check, so that the tier's breaker lets a probe through.
     func waitUntilRepaired(advancing breakerClock: ManualClock? = nil) async throws {
         try await yield(until: {
-            guard remoteLink?.hasStaleKeys == true else { return true }
+            guard core.remoteLink?.hasStaleKeys == true else { return true }
             breakerClock?.advance(by: .seconds(1))
-            remoteLink?.repairStaleKeys()
+            core.remoteLink?.repairStaleKeys()
             return false
         })
     }

@@ -45,7 +45,7 @@ import ServiceLifecycle
         let gate = AsyncGate()
         #expect(try await cache.value(forKey: "k") { _ in await gate.wait(); return "v2" } == "v1")
         try await yield(until: { gate.waitingCount == 1 }, onTimeout: gate.open)
-        #expect(cache.background.count == 1)
+        #expect(cache.core.background.count == 1)
         let closed = Counter()
         let closing = Task { await cache.close(); closed.increment() }
         try await yield(until: { clock.sleeperCount == 1 }, onTimeout: gate.open)  // close waits, on the cache's clock

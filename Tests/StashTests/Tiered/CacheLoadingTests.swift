@@ -18,7 +18,7 @@ private func makeCache(
         try await withTemporaryDirectory { directory in
             let clock = ManualClock()
             let cache = try makeCache(directory, clock: clock)
-            let keys = (0..<(Cache<String>.bulkDiskChunk * 2 + 5)).map { "k\($0)" }
+            let keys = (0..<(CacheCore<String>.bulkDiskChunk * 2 + 5)).map { "k\($0)" }
             for key in keys { try await cache.setValue("v-\(key)", forKey: key) }
             cache.memory?.removeAll()
             let loads = LockedValue(0)
@@ -253,7 +253,7 @@ private func makeCache(
                     }
                 }
                 try await yield(
-                    until: { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }, onTimeout: gate.open)
+                    until: { cache.core.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }, onTimeout: gate.open)
                 gate.open()
                 for try await value in group { #expect(value == "v") }
             }
@@ -285,7 +285,7 @@ private func makeCache(
                     }
                 }
                 try await yield(
-                    until: { cache.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }, onTimeout: gate.open)
+                    until: { cache.core.loading.coordinator.waiterCount(forKey: "hot") == 1_000 }, onTimeout: gate.open)
                 gate.open()
             }
             #expect(loads.count == 1)

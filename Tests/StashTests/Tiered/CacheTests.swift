@@ -49,7 +49,7 @@ import Testing
             // Awaited, not blocked on: the task above needs a thread of the pool to start.
             await holding.wait()  // bounded by the suite's time limit
 
-            cache.receive(.key("k"))
+            cache.core.receive(.key("k"))
             #expect(cache.memory?.contains("k") == false, "memory drops the key at once")
             #expect(try read("k") == nil, "the disk copy is not read meanwhile")
             #expect(try read("j") == "other", "other keys read as before")

@@ -41,7 +41,7 @@ import Testing
         }
         #expect(value == "loaded")
         #expect(loads.withLock { $0 } == 1)
-        #expect(await cache.remoteLink?.acquireLock(forKey: "k", ttl: .seconds(1)).isUnavailable == true)
+        #expect(await cache.core.remoteLink?.acquireLock(forKey: "k", ttl: .seconds(1)).isUnavailable == true)
         await cache.close()
     }
 
@@ -105,18 +105,18 @@ import Testing
         let store = DictionaryStore()
         let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: PlainTier(store: store))
         let appliedAll = LockedValue(false)
-        cache.remoteLink?.invalidationObserver = { if $0 == .all { appliedAll.withLock { $0 = true } } }
+        cache.core.remoteLink?.invalidationObserver = { if $0 == .all { appliedAll.withLock { $0 = true } } }
         try await cache.setValue("v1", forKey: "k")
         try await cache.setValue("other", forKey: "j")
 
-        cache.receive(.subscriptionLost)
+        cache.core.receive(.subscriptionLost)
         store.failing = true
         try await cache.setValue("v2", forKey: "k")  // not sent: k is stale
         store.failing = false
         try await cache.setValue("v3", forKey: "k")  // lands on the restarted store
         store.removeAllBypassingFailures()  // the tier empties the restarted store
-        cache.receive(.all)
-        try await yield(until: { appliedAll.withLock { $0 } && cache.remoteLink?.hasStaleKeys == false })
+        cache.core.receive(.all)
+        try await yield(until: { appliedAll.withLock { $0 } && cache.core.remoteLink?.hasStaleKeys == false })
 
         #expect(try await cache.value(forKey: "k") == "v3")
         #expect(store.value(forKey: "k") == nil, "no older copy in the store")
