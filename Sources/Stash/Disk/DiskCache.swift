@@ -120,7 +120,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     }
 
     /// `value(forKey:)`, with the value's encoded size and expiration, for ``Cache``.
-    func valueWithMetadata(forKey key: String) throws(StashError) -> DiskCacheCore<Value>.Found? {
+    func valueWithMetadata(forKey key: String) throws(StashError) -> DiskCacheHit<Value>? {
         try core.valueWithMetadata(forKey: key)
     }
 

@@ -132,15 +132,6 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     // MARK: - Reading
 
-    /// A value read back, with what ``Cache`` needs to promote it into memory.
-    struct Found {
-        var value: Value
-        /// The encoded size in bytes.
-        var size: Int
-        /// When it expires, on the cache's clock, or nil for never.
-        var expiration: Int64?
-    }
-
     /// See ``DiskCache/value(forKey:)``.
     func value(forKey key: String) throws(StashError) -> Value? {
         let key = KVStorage.storedKey(key)
@@ -150,12 +141,12 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     /// `value(forKey:)`, with the value's encoded size and expiration.
     ///
-    /// (`value(forKey:)` does not go through this: building a `Found`, a generic
+    /// (`value(forKey:)` does not go through this: building a `DiskCacheHit`, a generic
     /// type, costs a metadata lookup per call in unspecialised code.)
-    func valueWithMetadata(forKey key: String) throws(StashError) -> Found? {
+    func valueWithMetadata(forKey key: String) throws(StashError) -> DiskCacheHit<Value>? {
         let key = KVStorage.storedKey(key)
         guard let item = try freshItem(forKey: key), let value = try decode(item, forKey: key) else { return nil }
-        return Found(value: value, size: item.size, expiration: item.expirationTime)
+        return DiskCacheHit(value: value, size: item.size, expiration: item.expirationTime)
     }
 
     /// What a read through ``readers`` found.

@@ -151,6 +151,21 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         core.uncountedValue(forKey: key)
     }
 
+    /// The fresh value of `key`, without counting or changing recency: for a get-or-load that
+    /// looks again before it loads (see `MemoryCacheCore.freshValue(forKey:)`).
+    func freshValue(forKey key: Key) -> Value? {
+        core.freshValue(forKey: key)
+    }
+
+    /// Stores a loaded value with its fail-safe `grace` (see
+    /// `MemoryCacheCore.setLoadedValue(_:forKey:cost:ttl:grace:)`).
+    func setLoadedValue(_ value: Value, forKey key: Key, cost: Int, ttl: Duration?, grace: Duration?) {
+        core.setLoadedValue(value, forKey: key, cost: cost, ttl: ttl, grace: grace)
+    }
+
+    /// The clock the cache reads for ages and expiry (``Configuration/clock``).
+    var clock: any CacheClock { core.table.clock }
+
     /// Whether the cache holds a fresh value for `key`.
     ///
     /// Unlike ``value(forKey:)`` it does not change recency or frequency, and it

@@ -79,7 +79,7 @@ extension CacheCore {
     /// read for those the disk missed (one round trip when the tier is
     /// ``RemoteCacheBatchReading``). Remote hits are promoted as a single read's are.
     private func lookUp(_ keys: [String], refreshAfter: Int64) async throws(StashError) -> [LoadLookup<Value>] {
-        var found = keys.map { memory?.core.loadLookup(forKey: $0, refreshAfter: refreshAfter) ?? .miss }
+        var found = keys.map { memory?.loadLookup(forKey: $0, refreshAfter: refreshAfter) ?? .miss }
         let below: [Int] = keys.indices.filter { index in
             if case .fresh = found[index] { return false }
             return true
@@ -135,7 +135,7 @@ extension CacheCore {
 
 extension CacheCore: LoadingTarget {
     func freshValue(forKey key: String) -> Value? {
-        memory?.core.freshValue(forKey: key)
+        memory?.freshValue(forKey: key)
     }
 
     func beginLoad(forKey key: String) -> UInt64 {

@@ -187,7 +187,7 @@ extension CacheCore {
                     dropMemory(except: keep)
                     return
                 }
-                var kept: [(key: String, found: DiskCacheCore<Value>.Found)] = []
+                var kept: [(key: String, found: DiskCacheHit<Value>)] = []
                 for key in keep {
                     if let found = try? disk.valueWithMetadata(forKey: key) { kept.append((key, found)) }
                 }

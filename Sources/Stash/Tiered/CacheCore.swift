@@ -55,7 +55,7 @@ final class CacheCore<Value: Sendable>: Sendable {
         self.cost = cost
         self.loadOptions = loadOptions
         stripes = KeyStripes()
-        let clock: any CacheClock = memory?.core.table.clock ?? disk?.clock ?? SystemClock()
+        let clock: any CacheClock = memory?.clock ?? disk?.clock ?? SystemClock()
         self.clock = clock
         self.logger = logger
         let background = BackgroundTasks()
@@ -143,7 +143,7 @@ final class CacheCore<Value: Sendable>: Sendable {
             try DiskCache<Value>.validate(key)
         }
         if let grace {
-            memory?.core.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
+            memory?.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
         } else {
             memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
         }
