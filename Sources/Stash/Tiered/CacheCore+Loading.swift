@@ -77,7 +77,8 @@ extension CacheCore {
     /// remote tier's (promoted into the local tiers), else memory's stale value. Memory for each
     /// key; then, for those memory did not answer fresh, the disk tier in one turn of its queue, and the remote tier in one batch
     /// read for those the disk missed (one round trip when the tier is
-    /// ``RemoteCacheBatchReading``). Remote hits are promoted as a single read's are.
+    /// ``RemoteCacheBatchReading``). Remote hits are promoted as a single read's are, in one turn of
+    /// the disk queue per ``bulkDiskChunk`` hits.
     private func lookUp(_ keys: [String], refreshAfter: Int64) async throws(StashError) -> [LoadLookup<Value>] {
         var found = keys.map { memory?.loadLookup(forKey: $0, refreshAfter: refreshAfter) ?? .miss }
         let below: [Int] = keys.indices.filter { index in
@@ -116,11 +117,13 @@ extension CacheCore {
         }
         guard let remoteLink, !remoteKeys.isEmpty else { return found }
         let entries = await remoteLink.entries(forKeys: remoteKeys.map { keys[$0.index] })
+        var hits: [(key: String, entry: RemoteCacheEntry<Value>, generation: UInt64)] = []
         for ((index, generation), entry) in zip(remoteKeys, entries) {
             guard let entry else { continue }
-            await promote(entry, forKey: keys[index], ifUnchangedSince: generation)
+            hits.append((keys[index], entry, generation))
             found[index] = .fresh(entry.value, isDue: false)
         }
+        await promote(hits)
         return found
     }
 

@@ -67,19 +67,33 @@ extension CacheCore {
     /// Puts a remote hit into the local tiers with its remaining time to live,
     /// unless `key`'s stripe changed since `generation`.
     func promote(_ entry: RemoteCacheEntry<Value>, forKey key: String, ifUnchangedSince generation: UInt64) async {
-        let value = entry.value, ttl = entry.ttl
-        if let ttl, ttl <= .zero { return }
-        if let disk {
-            // A failed promotion costs the next read another remote round trip, nothing more.
-            _ = try? await disk.run { [self] () throws(StashError) in
-                _ = try stripes.withLock(for: key, ifUnchangedSince: generation) { () throws(StashError) in
-                    let size = try disk.setValueReturningSize(value, forKey: key, ttl: ttl)
-                    memory?.setValue(value, forKey: key, cost: cost(value, size), ttl: ttl)
+        await promote([(key, entry, generation)])
+    }
+
+    /// Puts remote hits into the local tiers, each with its remaining time to live and unless its
+    /// key's stripe changed since its generation: with a disk tier, one turn of the disk queue per
+    /// ``bulkDiskChunk`` hits (a bulk read's promotions took one turn each). A failed promotion
+    /// costs the key's next read another remote round trip, nothing more.
+    func promote(_ hits: [(key: String, entry: RemoteCacheEntry<Value>, generation: UInt64)]) async {
+        let hits = hits.filter { hit in hit.entry.ttl.map { $0 > .zero } ?? true }
+        guard let disk else {
+            guard let memory else { return }
+            for (key, entry, generation) in hits {
+                _ = try? stripes.withLock(for: key, ifUnchangedSince: generation) { () throws(StashError) in
+                    memory.setValue(entry.value, forKey: key, cost: cost(entry.value, nil), ttl: entry.ttl)
                 }
             }
-        } else if let memory {
-            _ = try? stripes.withLock(for: key, ifUnchangedSince: generation) { () throws(StashError) in
-                memory.setValue(value, forKey: key, cost: cost(value, nil), ttl: ttl)
+            return
+        }
+        for start in stride(from: 0, to: hits.count, by: Self.bulkDiskChunk) {
+            let chunk = hits[start..<min(start + Self.bulkDiskChunk, hits.count)]
+            _ = try? await disk.run { [self] () throws(StashError) in
+                for (key, entry, generation) in chunk {
+                    _ = try? stripes.withLock(for: key, ifUnchangedSince: generation) { () throws(StashError) in
+                        let size = try disk.setValueReturningSize(entry.value, forKey: key, ttl: entry.ttl)
+                        memory?.setValue(entry.value, forKey: key, cost: cost(entry.value, size), ttl: entry.ttl)
+                    }
+                }
             }
         }
     }

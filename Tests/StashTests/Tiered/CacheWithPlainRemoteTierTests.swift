@@ -84,6 +84,26 @@ import Testing
         }
     }
 
+    /// More remote hits than one turn of the disk queue takes: every one is promoted into both
+    /// local tiers with the shared copy's time to live, and read locally afterwards.
+    @Test func aBulkReadPromotesEveryRemoteHitInTurnsOfTheDiskQueue() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = DictionaryStore()
+            let keys = (0..<(CacheCore<String>.bulkDiskChunk * 2 + 3)).map { "k\($0)" }
+            for key in keys { store.set("remote-\(key)", forKey: key, ttl: .seconds(60)) }
+            let cache = try Cache<String>(
+                memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string), remote: BatchTier(store: store))
+            let values = try await cache.values(forKeys: keys) { _ in [:] }
+            #expect(values.count == keys.count)
+            for key in keys {
+                #expect(cache.memory?.value(forKey: key) == "remote-\(key)")
+                #expect(try await cache.disk?.value(forKey: key) == "remote-\(key)")
+            }
+            #expect(store.batchReads == 1)
+            await cache.close()
+        }
+    }
+
     @Test func aFailedBatchReadIsAMissForEveryKeyAndTheLoaderRuns() async throws {
         let store = DictionaryStore()
         store.set("remote-a", forKey: "a", ttl: nil)
