@@ -135,11 +135,12 @@ let package = Package(
             dependencies: ["StashTestSupport"],
             path: "Tests/StressSupport"
         ),
-        // Not a product: what the server benches share (stash-hummingbird-bench, stash-vapor-bench):
-        // interleaved timing and medians.
+        // Not a product: what the benches of this package share (stash-redis-bench,
+        // stash-http-client-bench, stash-hummingbird-bench, stash-vapor-bench): a monotonic clock,
+        // one median, interleaved timing.
         .target(
-            name: "ServerBenchSupport",
-            path: "scripts/server-bench/Support"
+            name: "BenchSupport",
+            path: "scripts/BenchSupport"
         ),
         // Not a product: what every test target shares (a seeded generator, temporary
         // directories, a recording log handler, bounded waits).
@@ -205,6 +206,7 @@ let package = Package(
         .executableTarget(
             name: "stash-redis-bench",
             dependencies: [
+                "BenchSupport",
                 "StashRedis",
                 "Stash",
                 nio("NIOCore", when: redis),
@@ -269,6 +271,7 @@ let package = Package(
         .executableTarget(
             name: "stash-http-client-bench",
             dependencies: [
+                "BenchSupport",
                 "StashAsyncHTTPClient",
                 "StashURLSession",
                 "StashHTTP",
@@ -364,7 +367,7 @@ let package = Package(
         .executableTarget(
             name: "stash-hummingbird-bench",
             dependencies: [
-                "ServerBenchSupport",
+                "BenchSupport",
                 "StashHummingbird",
                 "StashHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
@@ -420,7 +423,7 @@ let package = Package(
         .executableTarget(
             name: "stash-vapor-bench",
             dependencies: [
-                "ServerBenchSupport",
+                "BenchSupport",
                 "StashVapor",
                 "StashHTTP",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),

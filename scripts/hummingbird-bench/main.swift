@@ -14,7 +14,7 @@
 // /plain/instant answering the same 1 KB at once (the framework's floor); prints its port.
 import Foundation
 import Hummingbird
-import ServerBenchSupport
+import BenchSupport
 import StashHTTP
 import StashHummingbird
 

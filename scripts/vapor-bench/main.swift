@@ -14,7 +14,7 @@
 // without a cache and at /cached/ behind HTTPCacheMiddleware (its response says max-age=3600), and
 // /plain/instant answering the same 1 KB at once (the framework's floor); prints its port.
 import Foundation
-import ServerBenchSupport
+import BenchSupport
 import StashHTTP
 import StashVapor
 import Vapor

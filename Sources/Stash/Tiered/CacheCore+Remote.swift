@@ -49,6 +49,9 @@ extension CacheCore {
             try DiskCache<Value>.validate(key)
         }
         guard let entry = await remoteLink.entry(forKey: key) else { return nil }
+        // Awaited, not left to the background: the memory copy's cost is the encoded size the disk
+        // write returns, and reads that returned first would let a burst of remote hits queue an
+        // unbounded number of disk writes.
         await promote(entry, forKey: key, ifUnchangedSince: generation)
         return entry.value
     }

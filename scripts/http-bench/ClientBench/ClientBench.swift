@@ -12,6 +12,7 @@ import Glibc
 import Darwin
 #endif
 import AsyncHTTPClient
+import BenchSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -178,20 +179,9 @@ enum ClientBench {
         }
     }
 
-    static func monotonicNanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
-
     /// Keeps `value` alive, so the optimiser cannot drop the loop that computed it.
     @inline(never) static func blackHole(_ value: Int) {
         if value == Int.min { print("") }
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     static func label(_ size: Int) -> String { "\(size / 1024) KB" }

@@ -1,4 +1,5 @@
 #if Redis
+import BenchSupport
 import Foundation
 import NIOCore
 import StashRedis
@@ -33,7 +34,7 @@ func runDecodeBench(_ arguments: [String]) throws {
             oneRead.append(try decodeMilliseconds(wire, readSize: wire.count, expecting: count))
             smallReads.append(try decodeMilliseconds(wire, readSize: readSize, expecting: count))
         }
-        let one = oneRead.sorted()[rounds / 2], small = smallReads.sorted()[rounds / 2]
+        let one = median(oneRead), small = median(smallReads)
         print("size_mb=\(megabytes) elements=\(count) one_read_ms=\(String(format: "%.2f", one))"
               + " reads_of_\(readSize)_ms=\(String(format: "%.2f", small)) ratio=\(String(format: "%.2f", small / one))")
     }

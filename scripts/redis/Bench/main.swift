@@ -14,12 +14,13 @@
 // also the writer's own call and the time from its return), or (memory-hit)
 // the median nanoseconds per hit of a plain MemoryCache, of `Cache` with a Redis tier
 // (its async and its synchronous `value(forKey:)`) hitting its memory tier, and the ratios.
+import BenchSupport
 import Foundation
 import NIOCore
 import Stash
 import StashRedis
 
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+func now() -> UInt64 { monotonicNanoseconds() }
 
 /// Nanoseconds per lookup of `lookUp` over `keys`, `lookups` times; the bytes found keep the work
 /// observable. Nonisolated, with a `@Sendable` (so nonisolated) closure: called from the main
@@ -188,7 +189,7 @@ case "memory-hit":
             if round > 0 { samples[which].append(ns) }  // round 0 warms up
         }
     }
-    let medians = samples.map { $0.sorted()[$0.count / 2] }
+    let medians = samples.map(median)
     func format(_ x: Double) -> String { String(format: "%.1f", x) }
     print("memorycache_ns=\(format(medians[0])) cache_async_ns=\(format(medians[1])) cache_sync_ns=\(format(medians[2]))"
           + " async_ratio=\(String(format: "%.2f", medians[1] / medians[0])) sync_ratio=\(String(format: "%.2f", medians[2] / medians[0]))")
