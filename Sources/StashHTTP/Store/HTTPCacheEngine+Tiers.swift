@@ -12,9 +12,9 @@ extension HTTPCacheEngine {
     /// Adds `response` to `key`'s entry (a new variant, or in place of the one it matches).
     ///
     /// The entry is read again here, not taken from the lookup that preceded the origin request:
-    /// while the origin answered, an unsafe request may have invalidated the URL (the old variants
-    /// must not come back) or a background revalidation stored another variant. On a miss this is
-    /// a second memory lookup and a second disk lookup (one indexed `SELECT`).
+    /// while the origin answered, an unsafe request may have invalidated the URL or
+    /// ``removeAll()`` emptied the store (the old variants must not come back). On a miss this is a
+    /// second memory lookup and a second disk lookup (one indexed `SELECT`).
     func insert(_ response: StoredResponse, forKey key: String) async {
         let entry = (await entry(forKey: key))?.inserting(response, limit: configuration.maximumVariantsPerURL)
             ?? StoredEntry(variants: [response])
