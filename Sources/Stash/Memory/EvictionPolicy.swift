@@ -41,15 +41,18 @@ public struct EvictionPolicy: Hashable, Sendable, CustomStringConvertible {
     /// key that comes back soon go to the main queue, if the main queue's victim
     /// has been idle longer than the key was away (LIRS's rule; else the key
     /// starts again in the small queue, as a new key). The small
-    /// queue starts at one entry and moves by one entry per marginal hit,
-    /// within 0–90 % of the cache: a key that comes back soon after leaving the
-    /// small queue grows it, one that comes back soon after leaving the main
-    /// queue shrinks it. The default.
+    /// queue starts at one entry and moves per marginal hit, within 0–90 % of
+    /// the cache: a key that comes back soon after leaving the small queue grows
+    /// it, one that comes back soon after leaving the main queue shrinks it; a
+    /// new cache moves up to three entries a step, settling to one as it evicts.
+    /// While the small queue is under 10 %, a key read once there gets a second
+    /// lap in it and moves on only if read again; past 10 %, one read is enough.
+    /// The default.
     ///
     /// Resists scans and loops larger than the cache, where LRU and FIFO hit
     /// almost nothing (a loop a little longer than the cache keeps a fixed part
-    /// of itself resident, as LIRS does), and stays within about half a point
-    /// of LRU on the recency-heavy traces it was measured on; a read only bumps
+    /// of itself resident, as LIRS does), and stays within half a point of LRU
+    /// on the recency-heavy traces it was measured on; a read only bumps
     /// a counter, so reads cost no more than FIFO's. The measured hit ratios on
     /// real traces, and which traces, are in the project's `docs/benchmarks.md`;
     /// choose ``lru`` when keys are almost always read again soon after their

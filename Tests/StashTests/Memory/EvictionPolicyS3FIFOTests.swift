@@ -64,8 +64,22 @@ import Testing
         #expect(useCount(cache, "d") == 0)
     }
 
-    @Test func oneReadInTheSmallQueuePromotesIt() {
+    /// While the small queue's share is under 10 % (here at its floor: one entry), one read does
+    /// not promote: the entry gets a second lap in the small queue, counter 0, and leaves into
+    /// the ghost when that lap brings no read.
+    @Test func oneReadInASmallQueueUnderTenPercentGivesASecondLapNotPromotion() {
         let cache = filledCache()
+        _ = cache.value(forKey: "d")
+        cache.setValue(4, forKey: "e")
+        #expect(cache.keys == ["e", "a", "b", "c"])
+        cache.setValue(3, forKey: "d")
+        #expect(isInMain(cache, "d"), "d left into the ghost, and comes back into the main queue")
+        #expect(queue(cache).invariantsHold())
+    }
+
+    @Test func twoReadsInTheSmallQueuePromoteIt() {
+        let cache = filledCache()
+        _ = cache.value(forKey: "d")
         _ = cache.value(forKey: "d")
         cache.setValue(4, forKey: "e")
         #expect(cache.keys == ["e", "b", "c", "d"])
@@ -84,9 +98,10 @@ import Testing
         #expect(cache.keys == ["e", "a", "b", "d"])
         #expect(useCount(cache, "a") == 0)
         #expect(useCount(cache, "b") == 1)
-        cache.setValue(5, forKey: "e2")  // e (counter 0) leaves the small queue
-        cache.setValue(4, forKey: "e")  // ghost hit again: a, now at 0, is the main queue's oldest and goes
-        #expect(cache.keys == ["e2", "b", "d", "e"])
+        // d's ghost hit was a marginal one: with the warm-up's bonus, the small queue's budget grew to
+        // 2 entries, so e stays beside e2, and the main queue gives up a (counter 0 after its round).
+        cache.setValue(5, forKey: "e2")
+        #expect(cache.keys == ["e", "e2", "b", "d"])
     }
 
     /// LIRS's rule: a key back from the ghost enters the main queue only in place of an entry
@@ -142,7 +157,7 @@ import Testing
         #expect(cache.keys == ["e", "c"])
     }
 
-    @Test func marginalHitsMoveTheSmallQueueByOneEntry() {
+    @Test func marginalHitsMoveTheSmallQueueByOneEntryAndTheWarmUpsBonus() {
         // countLimit 100: the window is 10 evictions; one entry of capacity is `step`.
         let cache = makeMemoryCache(Int.self, Int.self, countLimit: 100, policy: .s3FIFO)
         let queue = cache.core.table.queue as! AdaptiveFIFOQueue
@@ -152,7 +167,10 @@ import Testing
         #expect(queue.smallShare == 0 && queue.smallCount == 1, "the small queue starts at one entry")
         cache.setValue(100, forKey: 100)  // 99 leaves the small queue into the ghost
         cache.setValue(99, forKey: 99)  // evicted 0 evictions ago: a larger small queue would have kept it
-        #expect(queue.smallShare == step)
+        // One entry, and the warm-up's bonus: one eviction from the small queue so far.
+        let bonus = AdaptiveFIFOQueue.warmUpBonus(step: step, capacity: 100, evictions: 1)
+        #expect(bonus == step * 2 * 100 / 101)
+        #expect(queue.smallShare == step + bonus)
         #expect(inMain(99))
         // 99 entered the main queue, which evicted 0 into the shadow; 0 comes back.
         cache.setValue(0, forKey: 0)  // a larger main queue would have kept it

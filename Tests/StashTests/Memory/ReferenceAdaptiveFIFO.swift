@@ -21,6 +21,10 @@ struct ReferenceAdaptiveFIFO {
     /// that count when it last went to the main queue's newest end.
     var ghostPushes = 0
     var stamp: [Int: Int] = [:]
+    /// Evictions from the small queue so far, ghost or not (the warm-up's clock).
+    var smallEvictions = 0
+    /// The keys of the small queue on their second lap.
+    var lapped: Set<Int> = []
     var peak = 0
     var pending: (toMain: Bool, cost: Int, ghostAge: Int)?
     var overwriting: Int?
@@ -75,6 +79,15 @@ struct ReferenceAdaptiveFIFO {
                 let oldest = small[0]
                 guard oldest == protected || counter[oldest]! >= 1 else { return oldest }
                 small.removeFirst()
+                // Read once while the small queue's share is under 10 %: a second lap, not promotion.
+                if oldest != protected && counter[oldest]! == 1 && !lapped.contains(oldest) && share * 10 < 1 << 32 {
+                    counter[oldest] = 0
+                    lapped.insert(oldest)
+                    small.append(oldest)
+                    transfers += 1
+                    continue
+                }
+                lapped.remove(oldest)
                 counter[oldest] = 0
                 main.append(oldest)
                 stamp[oldest] = ghostPushes
@@ -101,6 +114,7 @@ struct ReferenceAdaptiveFIFO {
     mutating func remove(_ key: Int, evicted: Bool) {
         if let index = small.firstIndex(of: key) {
             small.remove(at: index)
+            if evicted { smallEvictions += 1 }
             if evicted && ghostLimit > 0 {
                 ghost.append((fingerprint(key), true))
                 ghostPushes += 1
@@ -116,6 +130,7 @@ struct ReferenceAdaptiveFIFO {
         counter[key] = nil
         cost[key] = nil
         stamp[key] = nil
+        lapped.remove(key)
     }
 
     /// Evicts until `extra` more entries of `extraCost` fit; returns the evicted keys.
@@ -155,6 +170,7 @@ struct ReferenceAdaptiveFIFO {
     mutating func transferExcess() {
         var transfers = 0
         while !small.isEmpty && transfers < maxTransfers && smallIsOverBudget() {
+            lapped.remove(small[0])
             counter[small[0]] = 0
             stamp[small[0]] = ghostPushes
             main.append(small.removeFirst())
@@ -181,8 +197,11 @@ struct ReferenceAdaptiveFIFO {
             for index in shadow.indices where shadow[index].fingerprint == fingerprint(key) { shadow[index].alive = false }
             entries -= 1
         }
-        let step = ((1 << 32) + max(capacity, 1) - 1) / max(capacity, 1)
-        share = min(maxShare, max(0, share + entries * step))
+        let capacity = max(capacity, 1)
+        let step = ((1 << 32) + capacity - 1) / capacity
+        // The warm-up: up to three times the step while the cache is new (2 × C / (C + n) more).
+        let bonus = step * 2 * capacity / (capacity + smallEvictions)
+        share = min(maxShare, max(0, share + entries * (step + bonus)))
         pending = (age != nil, newCost, age ?? -1)
         let evicted = makeRoom(count: 1, cost: newCost, protecting: nil)
         let toMain = pending!.toMain

@@ -13,7 +13,7 @@ public enum HitRatioTargets {
     public static let meanGapTarget = -0.25
     /// The most any cell may fall under LRU, in points: #14's limit (enforced), and #32's target.
     public static let underLRULimit = 1.5
-    public static let underLRUStretch = 0.5
+    public static let underLRUTarget = 0.5
     /// Stretch: every cell at or above best known minus this, in points.
     public static let underBestStretch = 0.5
 
@@ -27,9 +27,9 @@ public struct HitRatioCheck: Sendable, Codable {
     public var value: String
     public var limit: String
     public var passed: Bool
-    /// Enforced by `--strict`: the required targets (the five cells, the mean gap of -0.4, the
-    /// 1.5-point limit under LRU). #32's mean gap of -0.25 and 0.5-point limit under LRU, and the
-    /// stretch target, are reported and not enforced (see docs/benchmarks.md).
+    /// Enforced by `--strict`: the required targets (the five cells, the mean gap of -0.4 and #32's
+    /// -0.25, the 1.5-point limit under LRU and #32's 0.5). The stretch target is reported and not
+    /// enforced (see docs/benchmarks.md).
     public var enforced: Bool
 }
 
@@ -58,13 +58,13 @@ public func checkHitRatioTargets(_ rows: [HitRatioRow]) -> [HitRatioCheck] {
                                 passed: meanGap >= HitRatioTargets.meanGapFloor, enforced: true))
     checks.append(HitRatioCheck(target: "\(name): mean gap to best known over \(gaps.count) cells (#32)",
                                 value: signedPoints(meanGap), limit: ">= \(signedPoints(HitRatioTargets.meanGapTarget))",
-                                passed: meanGap >= HitRatioTargets.meanGapTarget, enforced: false))
+                                passed: meanGap >= HitRatioTargets.meanGapTarget, enforced: true))
     let underLRU = rows.compactMap { row in row.gapToLRU.map { (row, $0) } }.min { $0.1 < $1.1 }
     if let (row, gap) = underLRU {
-        for (limit, stretch) in [(HitRatioTargets.underLRULimit, false), (HitRatioTargets.underLRUStretch, true)] {
+        for (limit, issue32) in [(HitRatioTargets.underLRULimit, false), (HitRatioTargets.underLRUTarget, true)] {
             checks.append(HitRatioCheck(
-                target: "\(name): never more than \(limit) points under LRU\(stretch ? " (#32)" : "") (worst: \(row.trace) @ \(row.capacity))",
-                value: signedPoints(gap), limit: ">= \(signedPoints(-limit))", passed: gap >= -limit, enforced: !stretch))
+                target: "\(name): never more than \(limit) points under LRU\(issue32 ? " (#32)" : "") (worst: \(row.trace) @ \(row.capacity))",
+                value: signedPoints(gap), limit: ">= \(signedPoints(-limit))", passed: gap >= -limit, enforced: true))
         }
     }
     let underBest = rows.compactMap { row in row.gapToBest.map { (row, $0) } }.min { $0.1 < $1.1 }
@@ -93,7 +93,7 @@ extension BenchReport {
             if let floor, let value = row.policyValue {
                 cellVerdict = (value >= floor.floor ? "PASS" : "FAIL") + " (>= \(floor.floor))"
             }
-            let underLRU = row.gapToLRU.map { $0 >= -HitRatioTargets.underLRUStretch ? "PASS" : "FAIL" } ?? "-"
+            let underLRU = row.gapToLRU.map { $0 >= -HitRatioTargets.underLRUTarget ? "PASS" : "FAIL" } ?? "-"
             let nearBest = row.gapToBest.map { $0 >= -HitRatioTargets.underBestStretch ? "PASS" : "FAIL" } ?? "-"
             return ["\(row.trace) @ \(row.capacity)",
                     row.policyValue.map(twoDecimals) ?? "-",
@@ -124,7 +124,7 @@ extension BenchReport {
             headers: ["target", "value", "limit", "result", "--strict"],
             alignments: [.left, .right, .right, .left, .left],
             rows: checks.map { [$0.target, $0.value, $0.limit, $0.passed ? "PASS" : "FAIL", $0.enforced ? "enforced" : "reported"] },
-            notes: ["--strict fails on an enforced target that fails; #32's mean gap and 0.5-point limit, and the stretch goal, are reported."])
+            notes: ["--strict fails on an enforced target that fails; the stretch goal is reported."])
     }
 }
 
@@ -162,8 +162,18 @@ extension BenchReport {
         Why the small queue may reach 90 %: where recency is all there is, a small queue that can grow until the \
         cache behaves close to CLOCK is what gets S3-FIFO near LRU; the marginal-hit rule decides how far it goes. \
         With the old 30 % bound the default was 2.8 points under LRU on orm-night @ 750, a database-backed \
-        application's trace the policy had never been measured on; and why one read promotes: on the same trace, \
-        two reads left it 0.8 under (below).
+        application's trace the policy had never been measured on.
+
+        One read or two: while the small queue is under 10 % of the limits (S3-FIFO's own size: the adaptation has \
+        found that frequency pays), an entry read only once gets a second lap in the small queue (counter 0, to its \
+        newest end, marked) instead of promotion; a read in that lap promotes it, none evicts it. Past 10 % (recency \
+        pays), one read promotes. Two reads everywhere left orm-night @ 750 0.8 under LRU; one read everywhere gave \
+        the loops of cs 1.3 to 1.8 points back (below).
+
+        Warm-up: a new or emptied cache starts with the small queue at one entry, and a short trace gives the \
+        marginal-hit rule few chances, so each step moves the share by 1 + 2 × C / (C + n) entries, C the capacity \
+        and n the evictions from the small queue so far (three entries at first, two after C evictions, then close \
+        to one). Both rules cost no memory per entry (the lap is a bit of the state byte) and nothing on a hit.
 
         With a cost limit the small queue's budget is the same share of `costLimit` in cost units (and of \
         `countLimit` in entries; over either is over budget), and capacity for the ghost, the shadow and the step \
@@ -180,16 +190,16 @@ extension BenchReport {
             out += "Required targets missed in this run: " + misses.map { "\($0.target) (\($0.value), limit \($0.limit))" }.joined(separator: "; ") + ".\n\n"
         }
         out += """
-        Issue #32's two reported targets miss by a little in this design: sprite @ 1000 is about half a point \
-        under LRU (LRU is the best known value there; ARC is 0.9 under it), and the mean gap is about a hundredth \
-        of a point short of -0.25; the loops cs @ 300 and cs @ 500 give most of the mean back (one read promotes). \
-        The stretch misses are in the table.
+        Issue #32's targets pass and are enforced: sprite @ 1000, where LRU is the best known value (ARC is 0.9 \
+        under it), is the worst cell under LRU. The stretch misses are in the table.
 
         Measured first in a count-only simulator of the policy that gives `MemoryCache`'s numbers exactly on the \
         25 cells (mean gap to best known; worst cell under LRU; then held-out cells, never tuned on: orm-night @ \
         600 and @ 750, cache2k's ORM traces of a database-backed application, recency-heavy, LRU beside them). \
-        This design: -0.26; -0.53; +1.05 and -0.23. The previous default: -0.38; -0.72; -2.16 and -2.84. The 90 % \
-        bound alone: -0.39; -0.66; -0.37 and -0.50. Not adopted: two reads to promote, with the admission rule \
+        This design: -0.16; -0.44; +1.06 and -0.15. Without the second lap and the warm-up: -0.26; -0.53; +1.05 \
+        and -0.23. The default before #32: -0.38; -0.72; -2.16 and -2.84. The 90 % bound alone: -0.39; -0.66; \
+        -0.37 and -0.50. Not adopted: the second lap at every share (-0.12; -0.68); the warm-up alone (-0.28; \
+        -0.43); a momentum on the steps (-0.30; -0.45); two reads to promote, with the admission rule \
         (-0.15; -0.66; -0.64 and -0.82: better on these 25 cells, worse than LRU on the held-out ones); the \
         admission compared with the main queue's oldest entry instead of its victim (-0.67, cpp @ 200 2.5 under \
         LRU); ARC's steps, on every ghost hit, weighted by the ghosts' sizes (-1.06, two of #14's cells fail); the \

@@ -14,7 +14,10 @@
 ///   entry about to be inserted) or `M` is empty, take `S`'s oldest entry; read
 ///   since it arrived (counter > 0) it moves to `M` (counter 0) and the search goes
 ///   on, otherwise it is the victim, and its fingerprint goes to `G` once it is
-///   evicted. Else take `M`'s oldest: with counter > 0 it is decremented and moved
+///   evicted. While `S`'s share is under 10 % (S3-FIFO's own size: frequency is what
+///   pays), an entry read only once gets a second lap in `S` instead (counter 0, to
+///   `S`'s newest end, marked): a read in that lap promotes it, none evicts it. Once `S`
+///   has grown past 10 % (recency pays), one read promotes. Else take `M`'s oldest: with counter > 0 it is decremented and moved
 ///   to `M`'s newest end, and the search goes on; otherwise it is the victim, and
 ///   its fingerprint goes to `H` once it is evicted.
 /// - Admission from the ghost (LIRS's rule, Jiang and Zhang, SIGMETRICS '02): the
@@ -40,13 +43,17 @@
 ///   `M`) would have been a hit had `M` been `w` larger, so the share shrinks by
 ///   one entry. `H` forgets a key it matched. Capacity is `countLimit`, or the
 ///   most entries the cache has held if that is smaller (a cache limited by cost).
+/// - Warm-up: a new (or emptied) cache starts with `S` at its floor and must find its size
+///   within a short trace, so each step moves the share further at first: by
+///   1 + 2 × C / (C + n) entries, C the capacity and n the evictions from `S` so far (three
+///   entries at the start, two after C evictions, close to one after many).
 /// - `G` remembers 0.9 × capacity fingerprints; `H` remembers `w`.
 /// - Bounded work: one call moves at most ``maxTransfers`` entries from `S` to `M`
 ///   beyond what an eviction needs; the rest of a drop in `S`'s budget is
 ///   carried to later calls. `M`'s second chances are amortised O(1): each
 ///   counter decrement pays back an earlier increment.
 ///
-/// Per-slot memory: the list links (8 bytes), one state byte and the stamp (4 bytes); plus the ghost,
+/// Per-slot memory: the list links (8 bytes), one state byte (counter, queue, lap) and the stamp (4 bytes); plus the ghost,
 /// about 4–8 bytes of ring and 8–16 bytes of table per 0.9 entries of capacity,
 /// and the shadow, the same per 0.1 entries.
 final class AdaptiveFIFOQueue: EvictionQueue {
@@ -69,6 +76,11 @@ final class AdaptiveFIFOQueue: EvictionQueue {
 
     static var counterMask: UInt8 { UseCounters.counterMask }
     static var inMainBit: UInt8 { 0b100 }
+    /// Set on an entry of the small queue that has had its second lap (see ``victim(skipping:)``).
+    static var lappedBit: UInt8 { 0b1000 }
+    /// How many times a marginal hit's step is multiplied on top of itself in a new cache, decaying
+    /// as C / (C + n) with C the capacity and n the evictions from the small queue so far.
+    static var warmUpGain: Int { 2 }
 
     private let links = SlotLinks()
     @exclusivity(unchecked) private var small = SlotList()
@@ -100,6 +112,8 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     @exclusivity(unchecked) private var smallCostBudget = Int.max
     /// The most entries held at once.
     @exclusivity(unchecked) private var peakCount = 0
+    /// The evictions from the small queue since the cache was made or emptied: the warm-up's clock.
+    @exclusivity(unchecked) private var smallEvictions = 0
 
     /// The entry ``willInsert(hash:cost:)`` announced: whether it goes to `M`, and its cost.
     @exclusivity(unchecked) private var pendingToMain = false
@@ -232,13 +246,16 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             small.unlink(slot, links)
             smallCount -= 1
             smallCost -= costs[slot]
-            if isEviction { ghost.push(hash) }
+            if isEviction {
+                ghost.push(hash)
+                smallEvictions += 1
+            }
         }
     }
 
     func removeAll() {
         (small, main) = (SlotList(), SlotList())
-        (smallCount, mainCount, smallCost, peakCount) = (0, 0, 0, 0)
+        (smallCount, mainCount, smallCost, peakCount, smallEvictions) = (0, 0, 0, 0, 0)
         (pendingToMain, pendingCount, pendingCost) = (false, 0, 0)
         smallShare = Self.minSmallShare
         costs.removeAll()
@@ -254,12 +271,21 @@ final class AdaptiveFIFOQueue: EvictionQueue {
             if smallCount == 0 && mainIsEmpty { return -1 }
             if smallCount > 0 && (mainIsEmpty || (transfers < Self.maxTransfers && smallIsOverBudget)) {
                 let oldest = small.tail
-                if oldest == protected || state.load(Int(oldest)) & Self.counterMask != 0 {
-                    moveToMain(oldest)
+                let byte = state.load(Int(oldest))
+                let counter = byte & Self.counterMask
+                if oldest != protected && counter == 0 { return oldest }
+                if oldest != protected && counter == 1 && byte & Self.lappedBit == 0 && smallShare * 10 < Self.shareScale {
+                    // Read once, while the small queue is no larger than S3-FIFO's classic 10 %
+                    // (frequency matters here): a second lap in the small queue, counter 0, instead
+                    // of promotion; a read in that lap (or a second read) promotes it.
+                    state.store(Int(oldest), Self.lappedBit)
+                    small.moveToHead(oldest, links)
                     transfers += 1
                     continue
                 }
-                return oldest
+                moveToMain(oldest)
+                transfers += 1
+                continue
             }
             let oldest = main.tail
             let counter = state.load(Int(oldest)) & Self.counterMask
@@ -311,9 +337,18 @@ final class AdaptiveFIFOQueue: EvictionQueue {
         // Rounded up, so that k steps make a budget of k entries of capacity.
         let capacity = Swift.max(capacity, 1)
         let step = (Self.shareScale + capacity - 1) / capacity
-        let share = smallShare + entries * step
+        let share = smallShare + entries * (step + Self.warmUpBonus(step: step, capacity: capacity, evictions: smallEvictions))
         smallShare = Swift.min(Self.maxSmallShare, Swift.max(Self.minSmallShare, share))
         updateSmallBudgets()
+    }
+
+    /// What a new cache adds to a marginal hit's `step`: ⌊step × ``warmUpGain`` × C / (C + n)⌋ for
+    /// capacity C and n evictions from the small queue so far, so that the first adaptations
+    /// move the share up to three times as far and the rule finds its size within a short trace.
+    static func warmUpBonus(step: Int, capacity: Int, evictions: Int) -> Int {
+        let product = (step * warmUpGain).multipliedFullWidth(by: capacity)
+        let total = evictions > Int.max - capacity ? Int.max : capacity + evictions
+        return total.dividingFullWidth(product).quotient
     }
 
     /// The small queue oldest first, then the main queue oldest first: the order
