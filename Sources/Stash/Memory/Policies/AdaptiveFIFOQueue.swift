@@ -113,6 +113,8 @@ final class AdaptiveFIFOQueue: EvictionQueue {
     /// The most entries held at once.
     @exclusivity(unchecked) private var peakCount = 0
     /// The evictions from the small queue since the cache was made or emptied: the warm-up's clock.
+    /// Not the ghost's ``GhostFingerprints/pushCount``, a `UInt32` that wraps (and would restart the
+    /// warm-up) after 2^32 evictions.
     @exclusivity(unchecked) private var smallEvictions = 0
 
     /// The entry ``willInsert(hash:cost:)`` announced: whether it goes to `M`, and its cost.
