@@ -225,7 +225,9 @@ let package = Package(
             dependencies: [
                 "StashRedis",
                 "Stash",
+                "StashHTTP",
                 "StashTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 nio("NIOCore", when: redis),
                 nio("NIOPosix", when: redis),
                 nio("NIOEmbedded", when: redis),

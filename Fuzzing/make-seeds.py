@@ -67,7 +67,7 @@ def http_seeds():
             write(target, seed)
     for etag in ["\"a\"\n\"a\"", "W/\"a\"\n\"b\", W/\"a\"", "\"xyz\"\n*", "\"a\"\n\"b\"\n\"c\"", "W/\n\"\""]:
         write("FuzzETag", etag)
-    # Records in the SHC1 format (StoredEntry+Encoding.swift).
+    # Records in the SHC1 format (HTTPCacheEntry+Encoding.swift).
     def string(s):
         b = s.encode()
         return struct.pack("<I", len(b)) + b

@@ -22,6 +22,27 @@ extension HTTPCache {
         public var memoryCostLimit: Int
         /// The most URLs the memory tier holds. Strict. Defaults to 10 000.
         public var memoryCountLimit: Int
+        /// A tier shared by several HTTP caches (a fleet of proxies or of servers), behind memory
+        /// and disk, or `nil` for none. Defaults to `nil`.
+        ///
+        /// With StashRedis:
+        ///
+        /// ```swift
+        /// configuration.remote = RedisCacheTier<HTTPCacheEntry>(
+        ///     client: redis, codec: .httpCacheEntry, configuration: .init(keyPrefix: "http:"))
+        /// ```
+        ///
+        /// The cache's store is then a `Cache` with this remote tier, with its rules: a response
+        /// one instance stores is a hit for the others (read from the tier on their memory and disk
+        /// misses, then kept in their tiers); with a `RemoteCacheInvalidating` tier, a response
+        /// replaced, revalidated with new fields or removed by an unsafe request on one instance
+        /// leaves the others' memory and disk too. Stored responses get no expiry in the tier: a
+        /// stale response with a validator is still worth a conditional request, so the tier keeps
+        /// it until it is replaced or removed, and Redis's `maxmemory-policy` (`allkeys-lru`)
+        /// bounds it. A `304` that changes no field but `Date` updates the local memory tier only,
+        /// as it does the disk tier. A remote failure never fails a request. The cache does not
+        /// close the tier's client.
+        public var remote: (any RemoteCacheTier<HTTPCacheEntry>)?
         /// The most bytes the disk tier holds. Strict. Defaults to 1 GiB.
         public var diskSizeLimit: Int
         /// The most URLs the disk tier holds. Strict. Defaults to `Int.max`: no limit.
@@ -72,6 +93,7 @@ extension HTTPCache {
             memoryCountLimit = 10_000
             diskSizeLimit = 1 << 30
             diskCountLimit = .max
+            remote = nil
             maximumEntrySize = 8 << 20
             maximumHeaderSize = 64 << 10
             maximumVariantsPerURL = 16

@@ -1,7 +1,8 @@
 import HTTPTypes
 import Stash
 
-/// An HTTP response cache with RFC 9111 semantics, on Stash's memory and disk tiers.
+/// An HTTP response cache with RFC 9111 semantics, on Stash's tiers: memory, disk, and a
+/// remote tier (Redis) that a fleet of caches shares.
 ///
 /// Give it each request and a closure that asks the origin; it answers from the
 /// store when RFC 9111 (and the request's ``HTTPCachePolicy``) allows, asks the
@@ -23,6 +24,13 @@ import Stash
 /// URL (scheme, authority, path and query), with the `Vary` variants under it.
 /// See the "HTTP caching" article for every rule and the choices made where the
 /// RFC leaves room.
+///
+/// ## Where it is stored
+/// In a ``Cache`` of ``HTTPCacheEntry`` values: a memory tier, a disk tier when
+/// ``Configuration/directory`` is set, and ``Configuration/remote`` when it is set, with
+/// `Cache`'s rules between them (a disk hit is promoted into memory; a write goes to disk, then
+/// memory, then the remote tier; a write the disk refuses leaves the key in no tier and is logged,
+/// once per incident).
 ///
 /// ## Thread safety
 /// Every member may be called from any task. Concurrent misses and
@@ -107,7 +115,7 @@ public final class HTTPCache: Sendable {
         return engine.configuration.addsCacheStatus ? answer : engine.addingCacheStatus(to: answer)
     }
 
-    /// Removes every stored response from both tiers.
+    /// Removes every stored response from every tier (a remote tier's namespace included).
     ///
     /// - Throws: `StashError` when the disk tier fails.
     /// - Complexity: O(n). Blocks on disk I/O off the cooperative pool.
@@ -133,16 +141,20 @@ public final class HTTPCache: Sendable {
     ///   bypasses the cache (``HTTPCacheOutcome/bypass``) is neither;
     /// - `CacheStatistics.staleValuesServed`: the ``HTTPCacheOutcome/stale`` responses, also
     ///   counted in `hits`;
-    /// - `CacheStatistics.evictions`: its memory and disk tiers' evictions, added up.
+    /// - `CacheStatistics.evictions`: its memory and disk tiers' evictions, added up (a remote
+    ///   tier evicts unseen).
     ///
     /// The load counters stay 0.
     ///
     /// - Complexity: O(1). Never blocks on disk I/O. Thread-safe.
     public var statistics: CacheStatistics { engine.statistics }
 
-    /// Writes pending state and closes the disk tier. Later calls still answer from memory and
-    /// the origin, without the disk tier. Background revalidations under way
-    /// (`stale-while-revalidate`) go on and store into memory only; the `async` form waits for them.
+    /// Writes pending state and closes the disk tier, without waiting for background work (the
+    /// `async` form waits). Later calls still answer from memory and the origin, without the disk
+    /// tier; with a disk tier they store nothing more (a write goes to disk first). Background
+    /// revalidations under way (`stale-while-revalidate`) and changes on their way to a remote
+    /// tier go on; what reaches the closed disk tier fails, unlogged. The remote tier's client is
+    /// not closed.
     ///
     /// - Complexity: Blocks on disk I/O.
     public func close() {
@@ -156,21 +168,25 @@ public final class HTTPCache: Sendable {
         await close(timeout: .seconds(10))
     }
 
-    /// Waits for the background revalidations under way (`stale-while-revalidate`), then writes
-    /// pending state and closes the disk tier: what a server calls on shutdown, so that no
-    /// revalidation is cut off or finds the disk closed. In a swift-service-lifecycle
-    /// `ServiceGroup` the cache calls `close() async` itself on graceful shutdown.
+    /// Waits for the background revalidations under way (`stale-while-revalidate`), then for the
+    /// store's changes on their way to a remote tier, then writes pending state and closes the
+    /// disk tier: what a server calls on shutdown, so that no revalidation is cut off or finds the
+    /// disk closed. In a swift-service-lifecycle `ServiceGroup` the cache calls `close() async`
+    /// itself on graceful shutdown; list the remote tier's client before the cache, so that it
+    /// stops after it.
     ///
-    /// The wait ends after `timeout` on the cache's clock, or when the calling task is cancelled:
+    /// Each wait ends after `timeout` on the cache's clock, or when the calling task is cancelled:
     /// a revalidation runs its origin (behind a server's responder, the app's own route), which
-    /// may have no timeout of its own. The number still running is then
-    /// logged (a warning); they go on, and store into memory only.
+    /// may have no timeout of its own. What is still running is then logged (a warning); it goes
+    /// on, and what it stores after the close reaches memory only, or nothing with a disk tier.
+    /// Later calls behave as after ``close()``.
     ///
-    /// - Parameter timeout: The longest wait for the revalidations.
-    /// - Complexity: Suspends until the revalidations end or `timeout` passes; blocks on disk
-    ///   I/O to close.
+    /// - Parameter timeout: The longest wait for the revalidations, and then for the remote
+    ///   changes.
+    /// - Complexity: Suspends until the background work ends or the timeouts pass; the disk tier's
+    ///   close blocks a thread of its queue on disk I/O.
     public func close(timeout: Duration) async {
         await engine.waitForBackgroundRevalidations(timeout: timeout)
-        engine.close()
+        await engine.close(timeout: timeout)
     }
 }

@@ -40,10 +40,10 @@ import Testing
     @Test func moreVariantsPerURLThanARecordHoldsAreClampedWithAWarning() async throws {
         let logs = LogRecorder()
         var configuration = HTTPCache.Configuration()
-        configuration.maximumVariantsPerURL = StoredEntry.maximumVariants + 1
+        configuration.maximumVariantsPerURL = HTTPCacheEntry.maximumVariants + 1
         configuration.logger = logs.logger
         let cache = try HTTPCache(configuration: configuration)
-        #expect(cache.configuration.maximumVariantsPerURL == StoredEntry.maximumVariants)
+        #expect(cache.configuration.maximumVariantsPerURL == HTTPCacheEntry.maximumVariants)
         #expect(logs.messages(at: .warning).count == 1)
         await cache.close()
     }
@@ -463,14 +463,14 @@ import Testing
             status: .init(code: 203, reasonPhrase: "Yes"), fields: makeResponse(200, [("A", "1"), ("b", "2")]).headerFields,
             requestTime: 5, responseTime: -7, varyValues: [.init(name: "accept", value: nil), .init(name: "x", value: "1")],
             body: Array("body".utf8))
-        let bytes = try #require(StoredEntry(variants: [response, response]).encoded())
-        let decoded = StoredEntry.decode(bytes)
+        let bytes = try #require(HTTPCacheEntry(variants: [response, response]).encoded())
+        let decoded = HTTPCacheEntry.decode(bytes)
         #expect(decoded?.variants.count == 2)
         #expect(decoded?.variants[1].status.reasonPhrase == "Yes")
         #expect(decoded?.variants[1].fields == response.fields)
         #expect(decoded?.variants[1].varyValues == response.varyValues)
         #expect(decoded?.variants[1].body == response.body)
         #expect(decoded?.variants[1].responseTime == -7)
-        for length in 0..<bytes.count { #expect(StoredEntry.decode(bytes[0..<length]) == nil) }
+        for length in 0..<bytes.count { #expect(HTTPCacheEntry.decode(bytes[0..<length]) == nil) }
     }
 }

@@ -199,32 +199,6 @@ extension HTTPCacheEngine {
         return entry.variants.first { HTTPCacheRules.varyMatches($0, request: request) }
     }
 
-    /// The entry for `key`: from memory, else from disk (then kept in memory).
-    func entry(forKey key: String) async -> StoredEntry? {
-        if let entry = memory.value(forKey: key) { return entry }
-        guard let disk, !isDiskClosed else { return nil }
-        do {
-            guard let data = try await disk.value(forKey: key) else { return nil }
-            guard let entry = StoredEntry.decode(data) else {
-                logger.warning("a stored HTTP response could not be decoded and was removed", metadata: ["key": "\(key)"])
-                _ = try? await disk.removeValue(forKey: key)
-                return nil
-            }
-            memory.setValue(entry, forKey: key, cost: entry.cost)
-            return entry
-        } catch {
-            reportDiskFailure("reading a stored HTTP response failed; the disk tier is skipped", key: key, error: error)
-            return nil
-        }
-    }
-
-    var isDiskClosed: Bool { state.withLock { $0.diskClosed } }
-
-    /// Logs a disk failure unless the previous disk operation failed too.
-    func reportDiskFailure(_ message: Logger.Message, key: String, error: any Error) {
-        diskIncidents.recordFailure(message, metadata: ["key": "\(key)", "error": "\(error)"])
-    }
-
     // MARK: - Serving stored responses
 
     /// `stored` as the answer to `request`: with `Age`, or a `304` when the request's own

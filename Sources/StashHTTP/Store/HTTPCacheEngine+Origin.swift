@@ -97,6 +97,10 @@ extension HTTPCacheEngine {
                 // The disk copy is the same response received earlier: staler, never fresher, so
                 // read back after an eviction it is only revalidated sooner. Rewriting it on every
                 // 304 cost a disk-tier transaction per revalidation, stash-proxy's bottleneck.
+                // Written to the store's memory tier directly, past `Cache`'s per-key order: a
+                // concurrent write or invalidation of the key may land before this, and memory
+                // then keeps the response this 304 has just confirmed, until it is revalidated or
+                // evicted: the outcome of the same 304 arriving after that write.
                 memory.setValue(replaced, forKey: key, cost: replaced.cost)
             } else {
                 await write(replaced, forKey: key)

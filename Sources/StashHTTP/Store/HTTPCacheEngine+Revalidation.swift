@@ -55,7 +55,7 @@ extension HTTPCacheEngine {
     func waitForBackgroundRevalidations(timeout: Duration) async {
         guard !(await background.waitUntilIdle(timeout: timeout, clock: clock)) else { return }
         logger.warning(
-            "closing the HTTP cache: background revalidations had not finished (timed out or cancelled); they store into memory only",
+            "closing the HTTP cache: background revalidations had not finished (timed out or cancelled); they go on, and what they store after the close reaches memory only, or nothing with a disk tier",
             metadata: ["running": "\(background.count)", "timeout": "\(timeout)"])
     }
 }

@@ -1,14 +1,22 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HTTPTypes
 import Logging
 import Stash
 
-/// Writing to the tiers: memory and disk, with one policy for disk failures.
+/// Reading and writing the store (a ``Cache``: memory, disk, remote), with its one policy for
+/// disk failures: a write the disk refuses leaves the key in no tier, and is logged once per
+/// incident, never thrown at the request it came from.
 extension HTTPCacheEngine {
+    /// The entry for `key`: from memory, else from disk, else from the remote tier (then kept in
+    /// the tiers above). A disk that fails is logged and skipped: the request goes to the origin.
+    func entry(forKey key: String) async -> HTTPCacheEntry? {
+        do {
+            return try await store.value(forKey: key)
+        } catch {
+            reportFailure("reading a stored HTTP response failed; the disk tier is skipped", key: key, error: error)
+            return nil
+        }
+    }
+
     /// Adds `response` to `key`'s entry (a new variant, or in place of the one it matches).
     ///
     /// The entry is read again here, not taken from the lookup that preceded the origin request:
@@ -17,7 +25,7 @@ extension HTTPCacheEngine {
     /// second memory lookup and a second disk lookup (one indexed `SELECT`).
     func insert(_ response: StoredResponse, forKey key: String) async {
         let entry = (await entry(forKey: key))?.inserting(response, limit: configuration.maximumVariantsPerURL)
-            ?? StoredEntry(variants: [response])
+            ?? HTTPCacheEntry(variants: [response])
         await write(entry, forKey: key)
     }
 
@@ -26,50 +34,56 @@ extension HTTPCacheEngine {
         if let remaining = entry.removing(response) {
             await write(remaining, forKey: key)
         } else {
-            memory.removeValue(forKey: key)
-            if let disk, !isDiskClosed { _ = try? await disk.removeValue(forKey: key) }
-        }
-    }
-
-    func write(_ entry: StoredEntry, forKey key: String) async {
-        memory.setValue(entry, forKey: key, cost: entry.cost)
-        guard let disk, !isDiskClosed else { return }
-        do {
-            guard let encoded = entry.encoded() else {
-                // A length past 4 GiB: memory only. The disk's older record must not come back.
-                _ = try await disk.removeValue(forKey: key)
-                return
+            do {
+                _ = try await store.removeValue(forKey: key)
+            } catch {
+                reportFailure("removing a stored HTTP response failed", key: key, error: error)
             }
-            try await disk.setValue(Data(encoded), forKey: key)
-            diskIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" }
-        } catch {
-            // The disk may still hold the key's older record: once memory evicts the new one, that
-            // record would be served (with variants a removal meant to drop). Best effort: a disk
-            // that failed the write may fail this too, and the record then goes at its expiry.
-            _ = try? await disk.removeValue(forKey: key)
-            reportDiskFailure("storing an HTTP response on disk failed; it is kept in memory only", key: key, error: error)
         }
     }
 
-    /// Removes the GET and HEAD entries of one URL from both tiers.
+    func write(_ entry: HTTPCacheEntry, forKey key: String) async {
+        do {
+            try await store.setValue(entry, forKey: key)
+            storeIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" }
+        } catch {
+            // The store dropped the key from memory; the disk may still hold the key's older
+            // record, which would be served (with variants a removal meant to drop). Best effort:
+            // a disk that failed the write may fail this too, and the record then stays until it
+            // is replaced or evicted.
+            _ = try? await store.removeValue(forKey: key)
+            reportFailure("storing an HTTP response failed; it is not cached", key: key, error: error)
+        }
+    }
+
+    /// Logs a failure of the store, once per incident; none after ``close()``, when every disk
+    /// operation fails as documented.
+    func reportFailure(_ message: Logger.Message, key: String, error: StashError) {
+        guard error.code != .closed else { return }
+        storeIncidents.recordFailure(message, metadata: ["key": "\(key)", "error": "\(error)"])
+    }
+
+    /// Removes the GET and HEAD entries of one URL from every tier.
     func invalidate(scheme: String?, authority: String?, path: String) async throws {
         for method in [HTTPRequest.Method.get, .head] {
             let key = Self.key(method: method, scheme: scheme, authority: authority, path: path)
-            memory.removeValue(forKey: key)
-            if let disk, !isDiskClosed { _ = try await disk.removeValue(forKey: key) }
+            _ = try await store.removeValue(forKey: key)
         }
     }
 
     func removeAll() async throws {
-        memory.removeAll()
-        if let disk, !isDiskClosed { try await disk.removeAll() }
+        try await store.removeAll()
     }
 
+    /// Closes the store's tiers without waiting for its background work (see
+    /// `Cache.closeWithoutWaiting()`).
     func close() {
-        let shouldClose = state.withLock { state -> Bool in
-            defer { state.diskClosed = true }
-            return !state.diskClosed
-        }
-        if shouldClose { disk?.close() }
+        store.closeWithoutWaiting()
+    }
+
+    /// Closes the store, waiting up to `timeout` for its background work (changes on their way
+    /// to the remote tier).
+    func close(timeout: Duration) async {
+        await store.close(timeout: timeout)
     }
 }

@@ -12,22 +12,29 @@ import Stash
 /// This file holds its state, statistics and keys; one file per job holds the rest, along the
 /// steps of a request: `+Answering` (from the store, else through the origin, one request per key
 /// at a time; serving a stored response), `+Origin` (fetching, validating, storing), `+Tiers`
-/// (memory and disk writes) and `+Revalidation` (background revalidations and waiting for them).
+/// (reading and writing the store) and `+Revalidation` (background revalidations and waiting for
+/// them).
+///
+/// The store is a ``Cache`` of entries: memory, disk when the configuration names a directory,
+/// and the configuration's remote tier when there is one, with `Cache`'s rules for keeping them
+/// consistent (and its one policy for disk failures).
 ///
 /// Thread-safety: the state that changes after init is behind one lock (`state`); the rest is
-/// immutable or thread-safe (the tiers, `background`, `outcomes`).
+/// immutable or thread-safe (the store, `background`, `outcomes`).
 final class HTTPCacheEngine: Sendable {
     let configuration: HTTPCache.Configuration
     let rules: HTTPCacheRules
-    let memory: MemoryCache<String, StoredEntry>
-    let disk: DiskCache<Data>?
+    /// Memory, disk and remote tiers, as the configuration asks.
+    let store: Cache<HTTPCacheEntry>
+    /// The store's memory tier, read directly for an answer that must not suspend
+    /// (``freshAnswerInMemory(for:)``).
+    let memory: MemoryCache<String, HTTPCacheEntry>
     let clock: any CacheClock
     let logger: Logger
     /// What changes after init, behind one lock.
     struct State {
         /// The gate of the origin request under way for each key.
         var inFlight: [String: FetchGate] = [:]
-        var diskClosed = false
     }
     let state = LockedValue(State())
     /// The background revalidations under way, for shutdown to wait for.
@@ -39,8 +46,9 @@ final class HTTPCacheEngine: Sendable {
         var stale = 0
         var forwarded = 0
     }
-    /// Disk failures, logged once per incident, not per call; the first success ends one.
-    let diskIncidents: IncidentLog
+    /// The store's failures (the disk tier's: a remote tier's never reach the engine), logged
+    /// once per incident, not per call; the first success ends one.
+    let storeIncidents: IncidentLog
 
     init(configuration: HTTPCache.Configuration) throws(StashError) {
         // One policy with the other caches: a value out of range is clamped, with a warning,
@@ -59,10 +67,10 @@ final class HTTPCacheEngine: Sendable {
         clamp("maximumEntrySize", &configuration.maximumEntrySize, atLeast: 0, meaning: "which stores no body")
         clamp("maximumHeaderSize", &configuration.maximumHeaderSize, atLeast: 0, meaning: "which stores no response")
         clamp("maximumVariantsPerURL", &configuration.maximumVariantsPerURL, atLeast: 1, meaning: "one variant per URL")
-        if configuration.maximumVariantsPerURL > StoredEntry.maximumVariants {
+        if configuration.maximumVariantsPerURL > HTTPCacheEntry.maximumVariants {
             warningLogger.warning(
-                "[Stash] maximumVariantsPerURL \(configuration.maximumVariantsPerURL) is out of range; using \(StoredEntry.maximumVariants), the most a stored record holds")
-            configuration.maximumVariantsPerURL = StoredEntry.maximumVariants
+                "[Stash] maximumVariantsPerURL \(configuration.maximumVariantsPerURL) is out of range; using \(HTTPCacheEntry.maximumVariants), the most a stored record holds")
+            configuration.maximumVariantsPerURL = HTTPCacheEntry.maximumVariants
         }
         clamp("heuristicFreshnessLimit", &configuration.heuristicFreshnessLimit, atLeast: .zero,
               meaning: "no heuristic freshness")
@@ -75,19 +83,20 @@ final class HTTPCacheEngine: Sendable {
             staleIfUnreachable: configuration.staleIfUnreachable.components.seconds)
         clock = configuration.clock
         logger = configuration.logger
-        diskIncidents = IncidentLog(logger: configuration.logger, clock: configuration.clock)
+        storeIncidents = IncidentLog(logger: configuration.logger, clock: configuration.clock)
         memory = MemoryCache(configuration: .init(
             label: "Stash.HTTPCache", countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
             clock: configuration.clock, logger: configuration.logger))
-        if let directory = configuration.directory {
-            disk = try DiskCache<Data>(
-                directory: directory,
+        let disk = try configuration.directory.map { directory throws(StashError) in
+            try DiskCache<HTTPCacheEntry>(
+                directory: directory, codec: .httpCacheEntry,
                 configuration: .init(
                     countLimit: configuration.diskCountLimit, sizeLimit: configuration.diskSizeLimit,
                     logger: configuration.logger))
-        } else {
-            disk = nil
         }
+        store = try Cache(
+            memory: memory, disk: disk, remote: configuration.remote, cost: { entry, _ in entry.cost },
+            logger: configuration.logger)
     }
 
     // MARK: - Statistics
@@ -96,7 +105,7 @@ final class HTTPCacheEngine: Sendable {
     var statistics: CacheStatistics {
         let counts = outcomes.withLock { $0 }
         return CacheStatistics(hits: counts.hits + counts.stale, misses: counts.forwarded, staleValuesServed: counts.stale)
-            .addingEvictions(of: memory.statistics).addingEvictions(of: disk?.statistics ?? CacheStatistics())
+            .addingEvictions(of: store.statistics)
     }
 
     // MARK: - Keys

@@ -11,8 +11,8 @@ import HTTPTypes
 /// survives `decode(encode(x)) == x`.
 package enum StoredEntryCheck {
     package static func check(_ bytes: [UInt8]) throws(PropertyViolation) {
-        if let entry = StoredEntry.decode(bytes) {
-            guard let encoded = entry.encoded(), let again = StoredEntry.decode(encoded), same(again, entry) else {
+        if let entry = HTTPCacheEntry.decode(bytes) {
+            guard let encoded = entry.encoded(), let again = HTTPCacheEntry.decode(encoded), same(again, entry) else {
                 throw PropertyViolation("a decoded entry does not survive decode(encode(x))")
             }
         }
@@ -23,14 +23,14 @@ package enum StoredEntryCheck {
             status: HTTPResponse.Status(code: response.status.code, reasonPhrase: exchange.request.headerFields[.userAgent] ?? ""),
             fields: response.fields, requestTime: response.requestTime, responseTime: response.responseTime,
             varyValues: response.varyValues, body: body)
-        let entry = StoredEntry(variants: [variant, response])
-        guard let encoded = entry.encoded(), let decoded = StoredEntry.decode(encoded) else {
+        let entry = HTTPCacheEntry(variants: [variant, response])
+        guard let encoded = entry.encoded(), let decoded = HTTPCacheEntry.decode(encoded) else {
             throw PropertyViolation("an encoded entry does not decode")
         }
         guard same(decoded, entry) else { throw PropertyViolation("decode(encode(x)) != x") }
     }
 
-    static func same(_ a: StoredEntry, _ b: StoredEntry) -> Bool {
+    static func same(_ a: HTTPCacheEntry, _ b: HTTPCacheEntry) -> Bool {
         a.variants.count == b.variants.count && zip(a.variants, b.variants).allSatisfy { same($0, $1) }
     }
 

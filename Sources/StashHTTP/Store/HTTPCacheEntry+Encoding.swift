@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import HTTPTypes
+import Stash
 
 /// The disk tier's encoding of an entry: a compact binary layout, no JSON.
 ///
@@ -13,7 +19,7 @@ import HTTPTypes
 /// The article "Stored entry format" describes it byte by byte. Decoding checks every length
 /// against the bytes left, in 64 bits, so damaged data is a miss, never a crash, also where `Int`
 /// has 32 bits; encoding refuses an entry with a length past `UInt32.max` instead of trapping.
-extension StoredEntry {
+extension HTTPCacheEntry {
     static let magic: [UInt8] = Array("SHC1".utf8)
     /// The most variants one record holds: the decoder refuses more, and
     /// `HTTPCache.Configuration.maximumVariantsPerURL` is clamped to it.
@@ -49,7 +55,7 @@ extension StoredEntry {
     }
 
     /// The entry in `bytes`, or `nil` when they are not a valid encoding.
-    static func decode(_ bytes: some Collection<UInt8>) -> StoredEntry? {
+    static func decode(_ bytes: some Collection<UInt8>) -> HTTPCacheEntry? {
         var reader = ByteReader(Array(bytes))
         guard reader.take(4) == magic[...], let count: UInt32 = reader.integer(), count <= Self.maximumVariants else { return nil }
         var variants: [StoredResponse] = []
@@ -75,7 +81,34 @@ extension StoredEntry {
                 requestTime: requestTime, responseTime: responseTime, varyValues: varyValues, body: Array(body)))
         }
         guard reader.isAtEnd, !variants.isEmpty else { return nil }
-        return StoredEntry(variants: variants)
+        return HTTPCacheEntry(variants: variants)
+    }
+}
+
+extension DiskCodec where Value == HTTPCacheEntry {
+    /// The codec of ``HTTPCacheEntry``: the `SHC1` record of <doc:StoredEntryFormat>, the same
+    /// bytes the disk tier holds. Give it to a remote tier shared by several HTTP caches
+    /// (``HTTPCache/Configuration/remote``).
+    ///
+    /// Encoding throws `StashError.Code.encodingFailed` for an entry with a length of 4 GiB or
+    /// more; decoding throws `StashError.Code.decodingFailed` for bytes that are not a whole
+    /// record, so a damaged value is a miss (the tier removes or skips it), never a crash.
+    ///
+    /// - Complexity: O(n) in the entry's size, both ways. Thread-safe.
+    public static var httpCacheEntry: DiskCodec<HTTPCacheEntry> {
+        DiskCodec(
+            encode: { entry in
+                guard let bytes = entry.encoded() else {
+                    throw StashError(.encodingFailed, "an HTTP cache entry has a length of 4 GiB or more")
+                }
+                return Data(bytes)
+            },
+            decode: { data in
+                guard let entry = HTTPCacheEntry.decode(data) else {
+                    throw StashError(.decodingFailed, "the bytes are not a stored HTTP cache entry (SHC1 record)")
+                }
+                return entry
+            })
     }
 }
 
