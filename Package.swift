@@ -257,6 +257,7 @@ let package = Package(
                 "Stash",
                 "StashAsyncHTTPClient",
                 "StashHTTP",
+                "StashRedis",
                 "StashURLSession",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),

@@ -5,6 +5,9 @@ import Logging
 import NIOCore
 import StashAsyncHTTPClient
 import StashHTTP
+#if Redis
+import StashRedis
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -30,6 +33,14 @@ struct StashProxyCommand: AsyncParsableCommand {
 
     @Option(help: "Directory for the on-disk tier; omitted, responses are kept in memory only.")
     var directory: String?
+
+    @Option(help: ArgumentHelp(
+        "A Redis server, host:port, holding a cache shared by every stash-proxy given it (a tier behind memory and disk); omitted, the cache is this process's alone.",
+        discussion: "Needs the Stash package's Redis trait (on by default). A response one proxy stores is a hit for the others, and an unsafe request through any proxy removes its URL from all of them."))
+    var redis: String?
+
+    @Option(help: "The prefix of the shared cache's keys and invalidation channel in Redis.")
+    var redisKeyPrefix: String = "stash-proxy:"
 
     @Flag(name: .customLong("private"), help: "Cache as a private (single-user) cache instead of a shared one.")
     var privateCache = false
@@ -63,6 +74,13 @@ struct StashProxyCommand: AsyncParsableCommand {
         guard ListenAddress(listen) != nil else { throw ValidationError("--listen must be host:port, got \(listen)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard staleIfUnreachable >= 0 else { throw ValidationError("--stale-if-unreachable must not be negative") }
+        if let redis {
+            #if Redis
+            guard ListenAddress(redis) != nil else { throw ValidationError("--redis must be host:port, got \(redis)") }
+            #else
+            throw ValidationError("--redis needs stash-proxy built with the Stash package's Redis trait")
+            #endif
+        }
     }
 
     /// How stash-proxy's client reaches the origin: no redirects followed (the client sees them),
@@ -105,6 +123,15 @@ struct StashProxyCommand: AsyncParsableCommand {
         var cacheConfiguration = HTTPCache.Configuration(mode: privateCache ? .private : .shared, directory: directory)
         cacheConfiguration.logger = logger
         cacheConfiguration.staleIfUnreachable = .seconds(staleIfUnreachable)
+        #if Redis
+        let redisClient = redis.flatMap(ListenAddress.init).map { address in
+            RedisClient(configuration: RedisConfiguration(host: address.host, port: address.port), logger: logger)
+        }
+        if let redisClient {
+            cacheConfiguration.remote = RedisCacheTier<HTTPCacheEntry>(
+                client: redisClient, codec: .httpCacheEntry, configuration: .init(keyPrefix: redisKeyPrefix), logger: logger)
+        }
+        #endif
         switch (self.client, noCache) {
         case (.urlSessionURLCache, _):
             responder = URLSessionResponder.plain(timeout: timeout)
@@ -132,9 +159,15 @@ struct StashProxyCommand: AsyncParsableCommand {
             }
         } catch {
             try? await client.shutdown()
+            #if Redis
+            await redisClient?.close()
+            #endif
             throw error
         }
         try await client.shutdown()
+        #if Redis
+        await redisClient?.close()
+        #endif
     }
 }
 #else
