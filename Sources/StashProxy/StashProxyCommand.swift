@@ -110,6 +110,20 @@ struct StashProxyCommand: AsyncParsableCommand {
         return configuration
     }
 
+    #if Redis
+    /// The client of `--redis`'s server, or `nil` without the option.
+    func makeRedisClient(logger: Logger) -> RedisClient? {
+        redis.flatMap(ListenAddress.init).map { address in
+            RedisClient(configuration: RedisConfiguration(host: address.host, port: address.port), logger: logger)
+        }
+    }
+
+    /// The tier every proxy given the same `--redis` and `--redis-key-prefix` shares.
+    func sharedTier(on client: RedisClient, logger: Logger) -> RedisCacheTier<HTTPCacheEntry> {
+        RedisCacheTier(client: client, codec: .httpCacheEntry, configuration: .init(keyPrefix: redisKeyPrefix), logger: logger)
+    }
+    #endif
+
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: "stash-proxy")
@@ -124,13 +138,8 @@ struct StashProxyCommand: AsyncParsableCommand {
         cacheConfiguration.logger = logger
         cacheConfiguration.staleIfUnreachable = .seconds(staleIfUnreachable)
         #if Redis
-        let redisClient = redis.flatMap(ListenAddress.init).map { address in
-            RedisClient(configuration: RedisConfiguration(host: address.host, port: address.port), logger: logger)
-        }
-        if let redisClient {
-            cacheConfiguration.remote = RedisCacheTier<HTTPCacheEntry>(
-                client: redisClient, codec: .httpCacheEntry, configuration: .init(keyPrefix: redisKeyPrefix), logger: logger)
-        }
+        let redisClient = makeRedisClient(logger: logger)
+        cacheConfiguration.remote = redisClient.map { sharedTier(on: $0, logger: logger) }
         #endif
         switch (self.client, noCache) {
         case (.urlSessionURLCache, _):
