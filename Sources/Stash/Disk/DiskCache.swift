@@ -124,6 +124,16 @@ public final class DiskCache<Value: Sendable>: Sendable {
         try core.valueWithMetadata(forKey: key)
     }
 
+    /// ``valueWithMetadata(forKey:)`` settled on the caller's thread when it can be: a lookup on
+    /// a reader of the pool, blocking on no lock of the cache's and reading no file; `.needsIOQueue`
+    /// otherwise, having counted nothing. For `Cache`'s async read of a disk hit without a hop to
+    /// the I/O queue.
+    ///
+    /// - Complexity: One indexed `SELECT`. Thread-safe.
+    func valueWithMetadataOnCallerThread(forKey key: String) throws(StashError) -> DiskCacheCore<Value>.CallerThreadRead<DiskCacheHit<Value>> {
+        try core.valueWithMetadataOnCallerThread(forKey: key)
+    }
+
     /// Whether the cache holds a fresh value for `key`. Does not count as an access
     /// for LRU, nor as a lookup in ``statistics``.
     ///

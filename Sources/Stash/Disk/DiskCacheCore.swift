@@ -216,10 +216,10 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// What ``valueOnCallerThread(forKey:)`` did.
-    enum CallerThreadRead {
-        /// The read is done: the value, or `nil` for a miss.
-        case done(Value?)
+    /// What ``valueOnCallerThread(forKey:)`` or ``valueWithMetadataOnCallerThread(forKey:)`` did.
+    enum CallerThreadRead<Found> {
+        /// The read is done: what it found, or `nil` for a miss.
+        case done(Found?)
         /// The read needs the cache's I/O queue (see ``run(_:)``).
         case needsIOQueue
     }
@@ -230,7 +230,25 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// Anything it cannot settle so (a value in a file of its own, no idle reader,
     /// an expired or damaged entry, a value that fails to decode) is
     /// `.needsIOQueue`, having counted nothing.
-    func valueOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead {
+    func valueOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead<Value> {
+        switch try itemOnCallerThread(forKey: key) {
+        case .done(let found): .done(found?.value)
+        case .needsIOQueue: .needsIOQueue
+        }
+    }
+
+    /// ``valueOnCallerThread(forKey:)`` with the value's encoded size and expiration, for
+    /// `Cache`'s promotion of a disk hit into memory.
+    func valueWithMetadataOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead<DiskCacheHit<Value>> {
+        switch try itemOnCallerThread(forKey: key) {
+        case .done(let found?): .done(DiskCacheHit(value: found.value, size: found.item.size, expiration: found.item.expirationTime))
+        case .done(nil): .done(nil)
+        case .needsIOQueue: .needsIOQueue
+        }
+    }
+
+    /// The read of both caller-thread forms: the decoded value and its stored item.
+    private func itemOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead<(value: Value, item: KVStorage.Item)> {
         let key = KVStorage.storedKey(key)
         try KVStorage.validate(key)
         switch pooledFreshItem(forKey: key, onCallerThread: true) {
@@ -239,7 +257,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
                 readLock.withLock { hits -= 1 }  // the read on the queue counts it again
                 return .needsIOQueue
             }
-            return .done(value)
+            return .done((value, item))
         case .absent:
             return .done(nil)
         case .unsure:

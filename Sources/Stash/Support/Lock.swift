@@ -63,6 +63,14 @@ package final class Lock: @unchecked Sendable {
         assert(result == 0, "pthread_mutex_unlock failed: \(result)")
     }
 
+    /// Acquires the lock if no thread holds it, without blocking.
+    ///
+    /// - Returns: Whether the lock is now held by the caller (who must unlock it).
+    @inlinable
+    package func tryLock() -> Bool {
+        pthread_mutex_trylock(mutex) == 0
+    }
+
     /// Runs `body` with the lock held.
     ///
     /// - Complexity: O(1) plus the cost of `body`. Blocks while another thread holds the lock.

@@ -11,7 +11,33 @@ extension CacheCore {
     func awaitValueBelowMemory(forKey key: String) async throws(StashError) -> Value? {
         if let remoteLink { return try await valueThroughRemote(forKey: key, remoteLink) }
         guard let disk else { return nil }
+        if case .done(let value) = try valueBelowMemoryOnCallerThread(forKey: key, disk) { return value }
         return try await disk.run { [self] () throws(StashError) in try valueBelowMemory(forKey: key) }
+    }
+
+    /// ``valueBelowMemory(forKey:)`` on the caller's thread when it can be settled there without
+    /// waiting: the key's stripe lock is free, no invalidation of the key is under way, and the
+    /// disk tier answers from a pooled reader (see `DiskCache.valueWithMetadataOnCallerThread`).
+    /// `.needsIOQueue` otherwise, having counted nothing: the hop to the disk tier's queue and
+    /// back costs several times the read (the figures: docs/benchmarks.md, issue #27's store).
+    private func valueBelowMemoryOnCallerThread(
+        forKey key: String, _ disk: DiskCache<Value>
+    ) throws(StashError) -> DiskCacheCore<Value>.CallerThreadRead<Value> {
+        let read = try stripes.withLockIfFreeUnlessInvalidating(for: key) {
+            () throws(StashError) -> DiskCacheCore<Value>.CallerThreadRead<Value>? in
+            // As in `valueBelowMemory`: another thread may have promoted or written the key.
+            if let hit = memory?.uncountedValue(forKey: key) { return .done(hit) }
+            switch try disk.valueWithMetadataOnCallerThread(forKey: key) {
+            case .done(let found?):
+                promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration)
+                return .done(found.value)
+            case .done(nil):
+                return .done(nil)
+            case .needsIOQueue:
+                return .needsIOQueue
+            }
+        }
+        return read ?? .needsIOQueue
     }
 
     /// Whether any tier, the remote one included, holds `key`. See `Cache.contains(_:)`.

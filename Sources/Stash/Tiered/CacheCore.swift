@@ -195,7 +195,7 @@ final class CacheCore<Value: Sendable>: Sendable {
     }
 
     /// Puts a value read from disk into memory, with its remaining time to live.
-    private func promote(_ value: Value, forKey key: String, encodedSize: Int, expiration: Int64?) {
+    func promote(_ value: Value, forKey key: String, encodedSize: Int, expiration: Int64?) {
         guard let memory, let disk else { return }
         var ttl: Duration?
         if let expiration {

@@ -66,6 +66,19 @@ final class KeyStripes: Sendable {
         return try body()
     }
 
+    /// ``withLockUnlessInvalidating(for:_:)`` without waiting: runs `body` only if `key`'s stripe
+    /// lock is free and no invalidation of `key` is under way, and returns `nil` otherwise. For a
+    /// read of the disk tier on a thread that must not block on a writer (the cooperative pool).
+    func withLockIfFreeUnlessInvalidating<Result>(
+        for key: String, _ body: () throws(StashError) -> Result?
+    ) throws(StashError) -> Result? {
+        let stripe = stripe(for: key)
+        guard stripe.lock.tryLock() else { return nil }
+        defer { stripe.lock.unlock() }
+        guard stripe.invalidating.isEmpty || stripe.invalidating[key] == nil else { return nil }
+        return try body()
+    }
+
     /// Begins an invalidation of `key`: counts a change of its stripe, marks the key, and runs
     /// `body` (dropping it from memory) holding the stripe lock. Every call is followed by one
     /// ``endInvalidation(of:_:)``.
