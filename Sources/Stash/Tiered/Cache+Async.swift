@@ -14,6 +14,7 @@ extension Cache {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
+        guard hasTiersBelowMemory else { return nil }
         return try await core.awaitValueBelowMemory(forKey: key)
     }
 

@@ -86,6 +86,9 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `loadOptions.refreshAfter` in nanoseconds (`Int64.max` for none), read on
     /// every get-or-load hit without copying the options.
     @usableFromInline let defaultRefreshAfter: Int64
+    /// Whether a disk or remote tier is behind memory: without one, a memory miss is the
+    /// answer, with no call into the engine (a memory-only `HTTPCache` misses twice per request).
+    @usableFromInline let hasTiersBelowMemory: Bool
     /// The engine: the tiers' per-key locks, loads, background work and remote link, and every
     /// rule that keeps the tiers consistent. The facade's members forward to it; a memory hit is
     /// answered here, through ``memory``, before it.
@@ -130,6 +133,7 @@ public final class Cache<Value: Sendable>: Sendable {
         self.disk = disk
         self.loadOptions = loadOptions
         defaultRefreshAfter = loadOptions.refreshAfter?.nanosecondsClamped ?? .max
+        hasTiersBelowMemory = disk != nil || remote != nil
         core = CacheCore(memory: memory, disk: disk, remote: remote, cost: cost, loadOptions: loadOptions, logger: logger)
         core.startReceivingInvalidations()
     }
