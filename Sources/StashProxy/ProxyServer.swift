@@ -56,6 +56,23 @@ struct ProxyServer: Sendable {
         }
     }
 
+    /// Runs ``run(onBound:)`` in a new task and returns once the socket is bound, with the
+    /// bound port and the task (cancel it to stop the server). For the package's tests, which run
+    /// servers in process.
+    package func start() async throws -> (port: Int, task: Task<Void, any Error>) {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let task = Task {
+            defer { continuation.finish() }
+            try await run { continuation.yield($0) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await task.value
+            throw CancellationError()
+        }
+        return (port, task)
+    }
+
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
         do {
             try await connection.executeThenClose { inbound, outbound in

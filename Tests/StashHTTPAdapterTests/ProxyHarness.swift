@@ -44,17 +44,7 @@ final class ProxyHarness: Sendable {
             maximumRequestBodySize: 1 << 20,
             logger: Logger(label: "test-proxy")
         )
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        task = Task {
-            defer { continuation.finish() }
-            try await server.run { continuation.yield($0) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            try await task.value
-            throw CancellationError()
-        }
-        self.port = port
+        (port, task) = try await server.start()
         client = HTTPClient.shared
     }
 

@@ -93,17 +93,7 @@ private final class RunningServer: Sendable {
         let server = ProxyServer(
             host: "127.0.0.1", port: 0, originScheme: "http", originAuthority: "127.0.0.1:\(origin)",
             responder: responder, maximumRequestBodySize: 1 << 20, logger: Logger(label: "test-server"))
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        task = Task {
-            defer { continuation.finish() }
-            try await server.run { continuation.yield($0) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            try await task.value
-            throw CancellationError()
-        }
-        self.port = port
+        (port, task) = try await server.start()
     }
 
     /// Sends one request and reads the whole body, within `defaultWaitTimeout`.
