@@ -26,7 +26,7 @@ import Stash
 /// RFC leaves room.
 ///
 /// ## Where it is stored
-/// In a ``Cache`` of ``HTTPCacheEntry`` values: a memory tier, a disk tier when
+/// In a `Cache` (the `Stash` module's) of ``HTTPCacheEntry`` values: a memory tier, a disk tier when
 /// ``Configuration/directory`` is set, and ``Configuration/remote`` when it is set, with
 /// `Cache`'s rules between them (a disk hit is promoted into memory; a write goes to disk, then
 /// memory, then the remote tier; a write the disk refuses leaves the key in no tier and is logged,
@@ -179,7 +179,7 @@ public final class HTTPCache: Sendable {
     /// a revalidation runs its origin (behind a server's responder, the app's own route), which
     /// may have no timeout of its own. What is still running is then logged (a warning); it goes
     /// on, and what it stores after the close reaches memory only, or nothing with a disk tier.
-    /// Later calls behave as after ``close()``.
+    /// Later calls behave as after the synchronous `close()`.
     ///
     /// - Parameter timeout: The longest wait for the revalidations, and then for the remote
     ///   changes.
