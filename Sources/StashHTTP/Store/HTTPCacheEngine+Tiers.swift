@@ -45,13 +45,15 @@ extension HTTPCacheEngine {
     func write(_ entry: HTTPCacheEntry, forKey key: String) async {
         do {
             try await store.setValue(entry, forKey: key)
-            storeIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" }
+            // Only a disk tier fails (a remote tier's failures stay inside `Cache`): a memory-only
+            // store takes no incident lock per write.
+            if store.disk != nil { storeIncidents.recordSuccess { _ in "the HTTP cache's disk tier works again" } }
         } catch {
             // The store dropped the key from memory; the disk may still hold the key's older
             // record, which would be served (with variants a removal meant to drop). Best effort:
             // a disk that failed the write may fail this too, and the record then stays until it
-            // is replaced or evicted.
-            _ = try? await store.removeValue(forKey: key)
+            // is replaced or evicted. A closed store holds nothing to protect and refuses it anyway.
+            if error.code != .closed { _ = try? await store.removeValue(forKey: key) }
             reportFailure("storing an HTTP response failed; it is not cached", key: key, error: error)
         }
     }
