@@ -95,6 +95,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
@@ -333,6 +334,9 @@ let package = Package(
                 "StashHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
+                // For StoredDateChannelHandler; Hummingbird's own server is built on both.
+                nio("NIOCore", when: hummingbird),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: hummingbird)),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms", condition: .when(traits: hummingbird)),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: hummingbird)),
                 .product(name: "Logging", package: "swift-log"),

@@ -33,7 +33,9 @@ let persist = StashPersistDriver(cache: sessions)
 let responses = try HTTPCache(configuration: .init(mode: .shared, directory: NSTemporaryDirectory() + "example-http-cache"))
 
 let router = Router()
-router.add(middleware: HTTPCacheMiddleware(cache: responses))
+// keepsStoredDate and StoredDateChannelHandler (below): a stored response goes out with its own
+// Date, which Hummingbird's Application would replace with the current one.
+router.add(middleware: HTTPCacheMiddleware(cache: responses, keepsStoredDate: true))
 router.get("/report") { _, _ -> Response in
     var headers = HTTPFields()
     headers[.cacheControl] = "max-age=60, stale-if-error=3600"
@@ -66,7 +68,11 @@ struct CacheMetricsService: Service {
     }
 }
 
-var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)), logger: logger)
+var app = Application(
+    router: router,
+    server: .http1(configuration: .init(additionalChannelHandlers: [StoredDateChannelHandler()])),
+    configuration: .init(address: .hostname("127.0.0.1", port: 8080)),
+    logger: logger)
 // On SIGTERM or SIGINT the service group stops the server, then these in reverse order: the
 // metrics record a last reading, the response cache and the session cache finish their background
 // work (revalidations, changes on their way to Redis) and close, then the Redis tier and client.

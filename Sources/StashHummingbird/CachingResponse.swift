@@ -14,12 +14,15 @@ enum CachingResponse {
     /// - Parameters:
     ///   - revalidatesInBackground: Whether `route` may run after the answer is returned (a
     ///     background revalidation within `stale-while-revalidate`).
+    ///   - keepsStoredDate: Whether the answer's `Date` is also sent in the field that
+    ///     ``StoredDateChannelHandler`` moves back into `Date` after Hummingbird overwrites it.
     ///   - route: Runs the route for a request: the caller's, or the cache's with validators added.
     static func respond<Context: RequestContext>(
         to request: Request,
         context: Context,
         cache: HTTPCache,
         revalidatesInBackground: Bool,
+        keepsStoredDate: Bool,
         route: @escaping @Sendable (Request, Context) async throws -> Response
     ) async throws -> Response {
         var head = request.head
@@ -39,8 +42,10 @@ enum CachingResponse {
             return (response.head, HTTPCacheBody(response.body))
         }
         let contentLength = answer.response.headerFields[.contentLength].flatMap { Int($0) }
+        var fields = answer.response.headerFields
+        if keepsStoredDate, let date = fields[.date] { fields[StoredDateChannelHandler.storedDate] = date }
         return Response(
-            status: answer.response.status, headers: answer.response.headerFields,
+            status: answer.response.status, headers: fields,
             body: ResponseBody(answer.body, contentLength: contentLength))
     }
 }

@@ -27,6 +27,10 @@ import StashHTTP
 /// success, removes what is stored for its URL and its `Location`. Every response carries a
 /// `Cache-Status` field (RFC 9211).
 ///
+/// Hummingbird's `Application` writes the current `Date` on every response; to send a stored
+/// response with its own `Date`, as RFC 9110 asks of a cache, pass `keepsStoredDate: true` and put a
+/// ``StoredDateChannelHandler`` in the server's pipeline.
+///
 /// - Important: A middleware's `next` cannot run once the request is answered, so within
 ///   `stale-while-revalidate` this middleware revalidates before answering instead of after.
 ///   For background revalidation, wrap the router's responder in ``HTTPCacheResponder`` instead.
@@ -40,12 +44,21 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The cache the responses are stored in.
     public let cache: HTTPCache
 
+    /// Whether each response also carries its `Date` in the field ``StoredDateChannelHandler``
+    /// moves back into `Date`.
+    public let keepsStoredDate: Bool
+
     /// A middleware storing the routes' responses in `cache`.
     ///
-    /// - Parameter cache: The cache; normally in `HTTPCacheMode.shared` mode. Several
-    ///   middlewares (or apps) may share one.
-    public init(cache: HTTPCache) {
+    /// - Parameters:
+    ///   - cache: The cache; normally in `HTTPCacheMode.shared` mode. Several middlewares (or
+    ///     apps) may share one.
+    ///   - keepsStoredDate: Whether a response goes out with its stored `Date` instead of the
+    ///     current one; `true` needs ``StoredDateChannelHandler`` in the server's pipeline (see
+    ///     there). Default `false`: Hummingbird's `Date`, the time the response is sent.
+    public init(cache: HTTPCache, keepsStoredDate: Bool = false) {
         self.cache = cache
+        self.keepsStoredDate = keepsStoredDate
     }
 
     /// Answers `request` from the cache, or through `next` and stores what may be stored.
@@ -56,6 +69,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             let route = UncheckedSendableRoute(run: next)
             return try await CachingResponse.respond(
                 to: request, context: context, cache: cache, revalidatesInBackground: false,
+                keepsStoredDate: keepsStoredDate,
                 route: { request, context in try await route.run(request, context) })
         }
     }

@@ -22,21 +22,28 @@ public struct HTTPCacheResponder<Responder: HTTPResponder>: HTTPResponder where 
     public let responder: Responder
     /// The cache the responses are stored in.
     public let cache: HTTPCache
+    /// Whether each response also carries its `Date` in the field ``StoredDateChannelHandler``
+    /// moves back into `Date`.
+    public let keepsStoredDate: Bool
 
     /// A responder answering through `cache`, with `responder` as the origin.
     ///
     /// - Parameters:
     ///   - responder: The app's responder, such as `router.buildResponder()`.
     ///   - cache: The cache; normally in `HTTPCacheMode.shared` mode.
-    public init(responder: Responder, cache: HTTPCache) {
+    ///   - keepsStoredDate: Whether a response goes out with its stored `Date` instead of the
+    ///     current one; `true` needs ``StoredDateChannelHandler`` in the server's pipeline.
+    ///     Default `false`: Hummingbird's `Date`, the time the response is sent.
+    public init(responder: Responder, cache: HTTPCache, keepsStoredDate: Bool = false) {
         self.responder = responder
         self.cache = cache
+        self.keepsStoredDate = keepsStoredDate
     }
 
     /// Answers `request` from the cache, or through the wrapped responder.
     @Sendable public func respond(to request: Request, context: Responder.Context) async throws -> Response {
         try await CachingResponse.respond(
-            to: request, context: context, cache: cache, revalidatesInBackground: true,
+            to: request, context: context, cache: cache, revalidatesInBackground: true, keepsStoredDate: keepsStoredDate,
             route: { [responder] request, context in try await responder.respond(to: request, context: context) })
     }
 }

@@ -171,6 +171,36 @@ import Testing
         }
     }
 
+    /// Hummingbird's `Application` writes the current `Date` on every response; with
+    /// `keepsStoredDate` and `StoredDateChannelHandler` a stored response keeps the route's.
+    @Test func aStoredResponseKeepsItsDateWithTheChannelHandler() async throws {
+        let routeDate = "Fri, 15 Jan 2027 08:00:00 GMT"  // the clock's start
+        let storedDate = HTTPField.Name("Stash-Stored-Date")!
+        for keepsStoredDate in [true, false] {
+            let clock = ManualClock(start: 1_800_000_000_000_000_000)
+            let router = Router()
+            router.add(middleware: HTTPCacheMiddleware(cache: try Self.cache(clock), keepsStoredDate: keepsStoredDate))
+            router.get("/report") { _, _ in Self.response("report", [.cacheControl: "max-age=60", .date: routeDate]) }
+            let app = Application(
+                router: router,
+                server: .http1(configuration: .init(additionalChannelHandlers: keepsStoredDate ? [StoredDateChannelHandler()] : [])),
+                configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await withRunningApp(app) { client in
+                let miss = try await client.execute(uri: "/report", method: .get)
+                clock.advance(by: .seconds(5))
+                let hit = try await client.execute(uri: "/report", method: .get)
+                #expect(hit.headers[.init("Cache-Status")!] == "Stash; hit")
+                #expect(hit.headers[.age] == "5")
+                for answer in [miss, hit] {
+                    #expect(answer.headers[fields: .date].count == 1)
+                    #expect(answer.headers[storedDate] == nil)
+                    // Without the handler, the date Hummingbird writes: the real clock's, not the route's.
+                    #expect((answer.headers[.date] == routeDate) == keepsStoredDate)
+                }
+            }
+        }
+    }
+
     @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)

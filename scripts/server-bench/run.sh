@@ -7,6 +7,8 @@
 #
 #   scripts/server-bench/run.sh hummingbird|vapor [SECONDS-PER-RUN]   (default 10; needs wrk: Debian's wrk)
 #
+# CONNECTIONS="32 8 1" sets the connection counts to run (default "32 1").
+#
 # The app is stash-hummingbird-bench (scripts/hummingbird-bench) or stash-vapor-bench
 # (scripts/vapor-bench): `serve` serves /plain/report, /cached/report and /plain/instant.
 set -euo pipefail
@@ -30,7 +32,7 @@ port="$(sed -n 's/.*bench serving on 127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head 
 [ -n "$port" ] || { echo "server-bench: the app did not start" >&2; cat "$log" >&2; exit 2; }
 curl -s -o /dev/null "http://127.0.0.1:$port/cached/report"   # store it
 # 32 connections (the 1 ms handler's waits overlap), then 1 connection (they do not).
-for connections in 32 1; do
+for connections in ${CONNECTIONS:-32 1}; do
     for pair in 1 2 3; do
         for path in plain/report cached/report plain/instant; do
             echo "=== $framework, $connections connections, pair $pair: /$path"

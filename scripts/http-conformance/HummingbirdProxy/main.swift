@@ -50,7 +50,7 @@ let fetcher = OriginFetcher(client: client, timeout: .seconds(30))
 // --responder: the router behind HTTPCacheResponder (background revalidation) instead of the middleware.
 let asResponder = CommandLine.arguments.contains("--responder")
 let router = Router()
-if !asResponder { router.add(middleware: HTTPCacheMiddleware(cache: cache)) }
+if !asResponder { router.add(middleware: HTTPCacheMiddleware(cache: cache, keepsStoredDate: true)) }
 let forward: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
     var head = request.head
     if head.method.rawValue == "MSEARCH" { head.method = HTTPRequest.Method("M-SEARCH")! }
@@ -80,11 +80,13 @@ logger.logLevel = .warning
 let address = ApplicationConfiguration(address: .hostname(host, port: port))
 print("stash-hummingbird-proxy listening on \(host):\(port), origin \(origin)")
 fflush(nil)
+// With StoredDateChannelHandler, responses go out with their stored Date, not the one
+// Hummingbird's Application writes.
 if asResponder {
-    let responder = HTTPCacheResponder(responder: router.buildResponder(), cache: cache)
-    try await Application(responder: responder, configuration: address, logger: logger).runService()
+    let responder = HTTPCacheResponder(responder: router.buildResponder(), cache: cache, keepsStoredDate: true)
+    try await Application(responder: responder, server: .http1(configuration: .init(additionalChannelHandlers: [StoredDateChannelHandler()])), configuration: address, logger: logger).runService()
 } else {
-    try await Application(router: router, configuration: address, logger: logger).runService()
+    try await Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [StoredDateChannelHandler()])), configuration: address, logger: logger).runService()
 }
 try await client.shutdown().get()
 #else
