@@ -107,6 +107,9 @@ struct StashProxyCommand: AsyncParsableCommand {
         // connection; fail at once, as on Linux.
         configuration.networkFrameworkWaitForConnectivity = false
         configuration.timeout.read = readTimeout
+        // The tool bootstraps no tracer, so AsyncHTTPClient's default (the global no-op one) would
+        // only build each request's span attributes, parsing its URL again, to throw them away.
+        configuration.tracing.tracer = nil
         return configuration
     }
 

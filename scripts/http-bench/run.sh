@@ -6,6 +6,9 @@
 #   scripts/http-bench/run.sh [--runs N] [--duration SECONDS] [--connections N] [--no-build]
 #                             [--caches "stash-proxy nginx varnish"]
 #
+# --caches may also name stash-hummingbird: stash-hummingbird-proxy, the same cache as an
+# HTTPCacheMiddleware in a Hummingbird app with one forwarding route (scripts/http-conformance).
+#
 # Scenarios: a fresh 1 KB hit, a fresh 1 MB hit, a miss (a new URL per request, 1 KB, stored),
 # and a revalidation (256 stored responses, stale at once, with an ETag, asked for in turn so that
 # no two requests in flight name the same URL: each request makes the cache ask the origin, which
@@ -38,14 +41,17 @@ for tool in wrk nginx varnishd python3; do
 done
 
 with_stash=0
-for cache in "${caches[@]}"; do [ "$cache" = stash-proxy ] && with_stash=1; done
+with_hummingbird=0
+for cache in "${caches[@]}"; do
+    [ "$cache" = stash-proxy ] && with_stash=1
+    [ "$cache" = stash-hummingbird ] && with_hummingbird=1
+done
 if [ "$build" = 1 ] && [ "$with_stash" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --product stash-proxy); fi
-if [ "$with_stash" = 1 ]; then
-    proxy_bin="$(cd "$root" && swift build -c release --scratch-path .build-release --show-bin-path)/stash-proxy"
-fi
+if [ "$build" = 1 ] && [ "$with_hummingbird" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --product stash-hummingbird-proxy); fi
+bin_path="$(cd "$root" && swift build -c release --scratch-path .build-release --show-bin-path)"
 
 dir="$root/.build-bench/http"
-rm -rf "$dir" && mkdir -p "$dir/www/fresh" "$dir/www/revalidate" "$dir/stash-cache"
+rm -rf "$dir" && mkdir -p "$dir/www/fresh" "$dir/www/revalidate" "$dir/stash-cache" "$dir/hummingbird-cache"
 head -c 1024 /dev/urandom > "$dir/www/fresh/1k"
 head -c 1048576 /dev/urandom > "$dir/www/fresh/1m"
 cp "$dir/www/fresh/1k" "$dir/www/revalidate/1k"
@@ -78,6 +84,7 @@ render() { # template output
 }
 
 origin_port="$(free_port)"; nginx_port="$(free_port)"; varnish_port="$(free_port)"; stash_port="$(free_port)"
+hummingbird_port="$(free_port)"
 render "$here/origin.nginx.conf" "$dir/origin.conf"
 render "$here/nginx.conf" "$dir/nginx.conf"
 render "$here/varnish.vcl" "$dir/varnish.vcl"
@@ -91,14 +98,20 @@ varnishd -F -a "127.0.0.1:$varnish_port" -T none -f "$dir/varnish.vcl" -s malloc
 pids+=($!)
 listening=("$origin_port" "$nginx_port" "$varnish_port")
 if [ "$with_stash" = 1 ]; then
-    "$proxy_bin" --listen "127.0.0.1:$stash_port" --origin "http://127.0.0.1:$origin_port" \
+    "$bin_path/stash-proxy" --listen "127.0.0.1:$stash_port" --origin "http://127.0.0.1:$origin_port" \
         --directory "$dir/stash-cache" >"$dir/stash-proxy.log" 2>&1 &
     pids+=($!)
     listening+=("$stash_port")
 fi
+if [ "$with_hummingbird" = 1 ]; then
+    "$bin_path/stash-hummingbird-proxy" --listen "127.0.0.1:$hummingbird_port" --origin "http://127.0.0.1:$origin_port" \
+        --directory "$dir/hummingbird-cache" >"$dir/stash-hummingbird.log" 2>&1 &
+    pids+=($!)
+    listening+=("$hummingbird_port")
+fi
 for port in "${listening[@]}"; do wait_for_port "$port"; done
 
-declare -A ports=([stash-proxy]="$stash_port" [nginx]="$nginx_port" [varnish]="$varnish_port")
+declare -A ports=([stash-proxy]="$stash_port" [stash-hummingbird]="$hummingbird_port" [nginx]="$nginx_port" [varnish]="$varnish_port")
 scenarios=(hit-1k hit-1m miss-1k revalidate-1k)
 path_of() {
     case "$1" in
