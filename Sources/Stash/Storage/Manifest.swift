@@ -1,4 +1,11 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The schema and SQL of a disk cache's `manifest.sqlite`, and how it is opened.
 ///
@@ -164,6 +171,21 @@ enum Manifest {
         case unusable(reason: String)
     }
 
+    /// Runs `body`, and again after a pause (1 ms, doubling up to 32 ms) while it throws a busy
+    /// error, for up to `timeout`; then throws the last error. Blocks the calling thread.
+    static func whileBusy(for timeout: Duration, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try body()
+            } catch where error.isBusy && ContinuousClock.now + pause < deadline {
+                usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+                pause = min(pause * 2, .milliseconds(32))
+            }
+        }
+    }
+
     /// Opens the manifest at `path`, creating or migrating its schema.
     ///
     /// Settings: `auto_vacuum = INCREMENTAL` (effective only on a new file),
@@ -184,8 +206,13 @@ enum Manifest {
     ///   (busy beyond the timeout, I/O error, full disk).
     static func open(path: String, busyTimeout: Duration, synchronous: Bool, create: Bool = true) throws(SQLiteError) -> OpenOutcome {
         let connection = try SQLiteConnection(path: path, busyTimeout: busyTimeout, create: create)
-        try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+        // Two processes opening a new manifest at once both write its header and switch it to
+        // WAL: each holds a lock the other needs, and SQLite answers one of them busy at once,
+        // without its busy handler (which would deadlock). Retried here, as the handler would.
+        try whileBusy(for: busyTimeout) { () throws(SQLiteError) in
+            try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+        }
         try connection.execute(synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         // On Apple platforms a sync reaches the disk only with F_FULLFSYNC (a no-op elsewhere).
         if synchronous { try connection.execute("PRAGMA fullfsync = ON") }
