@@ -173,7 +173,7 @@ enum Manifest {
 
     /// Runs `body`, and again after a pause (1 ms, doubling up to 32 ms) while it throws a busy
     /// error, for up to `timeout`; then throws the last error. Blocks the calling thread.
-    static func whileBusy(for timeout: Duration, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+    private static func whileBusy(for timeout: Duration, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.milliseconds(1)
         while true {
