@@ -136,12 +136,13 @@ let package = Package(
             dependencies: ["StashTestSupport"],
             path: "Tests/StressSupport"
         ),
-        // Not a product: what the benches of this package share (stash-redis-bench,
-        // stash-http-client-bench, stash-hummingbird-bench, stash-vapor-bench): a monotonic clock,
-        // one median, interleaved timing.
+        // Not a product: the one timing helper of every bench (a monotonic clock, one median,
+        // interleaved rounds), shared with the Benchmarks package, whose folder it lives in. The
+        // benches on SwiftNIO (Benchmarks/NIO) are targets of this package so that CI's one debug
+        // build compiles them; Benchmarks/README.md says why.
         .target(
             name: "BenchSupport",
-            path: "scripts/BenchSupport"
+            path: "Benchmarks/Sources/BenchSupport"
         ),
         // Not a product: what every test target shares (a seeded generator, temporary
         // directories, a recording log handler, bounded waits).
@@ -212,7 +213,7 @@ let package = Package(
                 "Stash",
                 nio("NIOCore", when: redis),
             ],
-            path: "scripts/redis/Bench"
+            path: "Benchmarks/NIO/stash-redis-bench"
         ),
         // Test helper, not a product: a second process with its own Cache on a shared
         // Redis, driven on stdin by StashRedisTests.
@@ -290,7 +291,7 @@ let package = Package(
                 nio("NIOPosix", when: httpClient),
                 nio("NIOConcurrencyHelpers", when: httpClient),
             ],
-            path: "scripts/http-bench/ClientBench"
+            path: "Benchmarks/NIO/stash-http-client-bench"
         ),
         // Integration tests of the client adapter and stash-proxy against a real origin on 127.0.0.1.
         .testTarget(
@@ -383,7 +384,7 @@ let package = Package(
                 "StashHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
             ],
-            path: "scripts/hummingbird-bench"
+            path: "Benchmarks/NIO/stash-hummingbird-bench"
         ),
         // The driver and the middleware in running Hummingbird apps on 127.0.0.1.
         .testTarget(
@@ -439,7 +440,7 @@ let package = Package(
                 "StashHTTP",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
             ],
-            path: "scripts/vapor-bench"
+            path: "Benchmarks/NIO/stash-vapor-bench"
         ),
         // The driver and the middleware in running Vapor apps on 127.0.0.1 (requests sent with
         // AsyncHTTPClient, which Vapor depends on).

@@ -32,6 +32,7 @@ let package = Package(
         .executableTarget(
             name: "stash-http-bench",
             dependencies: [
+                "BenchSupport",
                 "StashBenchKit",
                 .product(name: "Stash", package: "Stash"),
                 .product(name: "StashHTTP", package: "Stash"),
@@ -43,6 +44,7 @@ let package = Package(
         .executableTarget(
             name: "stash-loading-bench",
             dependencies: [
+                "BenchSupport",
                 "StashBenchKit",
                 .product(name: "Stash", package: "Stash"),
             ]
@@ -51,6 +53,7 @@ let package = Package(
         .target(
             name: "StashBenchKit",
             dependencies: [
+                "BenchSupport",
                 "CStashBenchSupport",
                 "CSQLiteBench",
                 .product(name: "Stash", package: "Stash"),
@@ -58,6 +61,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The one timing helper of every bench: a monotonic clock, one median, interleaved
+        // rounds. The root package builds this folder too, for the benches in NIO/.
+        .target(name: "BenchSupport"),
         // glibc's mallinfo2, which Swift's Glibc module does not export.
         .target(name: "CStashBenchSupport"),
         // The system SQLite, for the raw-SQLite disk baseline (the root package's
@@ -68,7 +74,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StashBenchKitTests",
-            dependencies: ["StashBenchKit"]
+            dependencies: ["BenchSupport", "StashBenchKit"]
         ),
         // ordo-one/benchmark suites: `swift package benchmark` in this folder.
         .executableTarget(

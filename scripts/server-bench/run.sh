@@ -9,8 +9,8 @@
 #
 # CONNECTIONS="32 8 1" sets the connection counts to run (default "32 1").
 #
-# The app is stash-hummingbird-bench (scripts/hummingbird-bench) or stash-vapor-bench
-# (scripts/vapor-bench): `serve` serves /plain/report, /cached/report and /plain/instant.
+# The app is stash-hummingbird-bench (Benchmarks/NIO/stash-hummingbird-bench) or stash-vapor-bench
+# (Benchmarks/NIO/stash-vapor-bench): `serve` serves /plain/report, /cached/report and /plain/instant.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 framework="${1:?usage: scripts/server-bench/run.sh hummingbird|vapor [SECONDS]}"

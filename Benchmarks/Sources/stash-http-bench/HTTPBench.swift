@@ -4,6 +4,7 @@
 //
 // usage: stash-http-bench [--rounds N] [--quick] [--directory DIR] [--contention]
 // --contention runs the fresh hit from 1, 2 and 4 tasks at once instead (HTTPContention.swift).
+import BenchSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

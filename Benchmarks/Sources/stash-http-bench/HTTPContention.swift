@@ -1,6 +1,7 @@
 // stash-http-bench --contention: HTTPCache fresh hits from 1, 2 and 4 tasks at once (issue #26),
 // beside the same reads of a plain MemoryCache, every task count and both caches interleaved in
 // each round. The tasks run on Swift's cooperative pool, one thread per core.
+import BenchSupport
 import HTTPTypes
 import Stash
 import StashBenchKit

@@ -7,6 +7,7 @@
 //
 // usage: stash-loading-bench [--rounds N] [--quick] [--only hits|stampede] [--loader-ms N]
 //   --only: run one of the two parts; --loader-ms: one stampede loader time instead of 1, 10 and 50 ms.
+import BenchSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

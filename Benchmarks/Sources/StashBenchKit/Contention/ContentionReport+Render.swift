@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 extension ContentionReport {
@@ -21,7 +22,7 @@ extension ContentionReport {
                     guard let figure = figure(mix.name, contender, threads) else { continue }
                     let one = self.figure(mix.name, contender, 1)?.median ?? 0
                     let striped = self.figure(mix.name, ContendedStripedDictionary.displayName, threads)?.median ?? 0
-                    let hit = figure.hitPercent.isEmpty ? 0 : StashBenchKit.median(figure.hitPercent)
+                    let hit = figure.hitPercent.isEmpty ? 0 : BenchSupport.median(figure.hitPercent)
                     text += "| \(contender) | \(threads) | \(fixed(figure.best, 2)) | \(fixed(figure.median, 2)) | "
                     text += "\(fixed(figure.median / max(one, 1e-9), 2))× | \(striped > 0 ? fixed(figure.median / striped, 2) + "×" : "–") | "
                     text += "\(fixed(hit, 1)) |\n"

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Stash
 import Synchronization
@@ -115,7 +116,7 @@ public struct ContentionFigure: Sendable, Codable {
     public var mops: [Double]
     public var hitPercent: [Double]
     public var best: Double { mops.max() ?? 0 }
-    public var median: Double { mops.isEmpty ? 0 : StashBenchKit.median(mops) }
+    public var median: Double { mops.isEmpty ? 0 : BenchSupport.median(mops) }
 }
 
 public struct ContentionReport: Sendable, Codable {

@@ -1,3 +1,4 @@
+import BenchSupport
 import CSQLiteBench
 import Foundation
 import Stash
@@ -41,7 +42,7 @@ public struct DiskReadFigure: Sendable, Codable {
     public var threads: Int
     /// Thousand reads per second (all threads' reads / wall time), one per round.
     public var kops: [Double]
-    public var median: Double { kops.isEmpty ? 0 : StashBenchKit.median(kops) }
+    public var median: Double { kops.isEmpty ? 0 : BenchSupport.median(kops) }
 }
 
 /// The disk-read figures of the contention section.

@@ -1,3 +1,4 @@
+import BenchSupport
 import CStashBenchSupport
 import Foundation
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import BenchSupport
 import CStashBenchSupport
 
 /// Every run of one contender in one phase of a workload.

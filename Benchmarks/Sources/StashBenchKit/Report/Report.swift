@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// Everything one run of stash-bench measured: what `--json` writes.

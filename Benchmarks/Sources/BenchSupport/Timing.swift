@@ -1,3 +1,7 @@
+// The one timing helper of every Stash bench: StashBenchKit (this package) and the benches on
+// SwiftNIO in Benchmarks/NIO, which the root package builds (Benchmarks/README.md says why).
+// The root package compiles this folder as its own `BenchSupport` target, so it keeps to what
+// the root's oldest platforms have (no Synchronization).
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +9,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Nanoseconds of `CLOCK_MONOTONIC` from an arbitrary origin: for timing regions.
 @inline(__always)
@@ -22,17 +25,6 @@ public func processCPUNanoseconds() -> UInt64 {
     var spec = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
     return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
-}
-
-/// Where results of timed loops go, so that the optimizer cannot prove them
-/// unused and delete the work that produced them.
-private let sinkStorage = Atomic<Int>(0)
-
-/// Consumes a value opaquely. Call it once per timed batch with a checksum of
-/// what the batch read (not once per operation: it is not free).
-@inline(never)
-public func blackHole(_ value: Int) {
-    sinkStorage.store(value, ordering: .relaxed)
 }
 
 /// The median of a non-empty sample (mean of the two middle values when even).

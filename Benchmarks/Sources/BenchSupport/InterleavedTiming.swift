@@ -1,12 +1,5 @@
-// What the benches of the root package share (stash-redis-bench, stash-http-client-bench,
-// stash-hummingbird-bench, stash-vapor-bench): a monotonic clock, one median, and timing calls of
-// several implementations of one operation, rounds interleaved, printing medians beside a baseline.
-// (Benchmarks/ is a package of its own, with StashBenchKit's `median`, defined alike.)
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+// Timing calls of several implementations of one operation, rounds interleaved, printing medians
+// beside a baseline: what the benches in Benchmarks/NIO share.
 import Foundation
 
 /// One implementation under test: its name and the operation, given the call's index, returning
@@ -46,17 +39,4 @@ public func compareInterleaved(
 public var requestedRounds: Int {
     let arguments = CommandLine.arguments
     return arguments.firstIndex(of: "--rounds").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 11
-}
-
-/// The monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.
-public func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-
-/// The median of `values` (the mean of the middle two for an even count). At least one value.
-public func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
