@@ -130,7 +130,7 @@ public final class DiskCache<Value: Sendable>: Sendable {
     /// the I/O queue.
     ///
     /// - Complexity: One indexed `SELECT`. Thread-safe.
-    func valueWithMetadataOnCallerThread(forKey key: String) throws(StashError) -> DiskCacheCore<Value>.CallerThreadRead<DiskCacheHit<Value>> {
+    func valueWithMetadataOnCallerThread(forKey key: String) throws(StashError) -> DiskCallerThreadRead<DiskCacheHit<Value>> {
         try core.valueWithMetadataOnCallerThread(forKey: key)
     }
 

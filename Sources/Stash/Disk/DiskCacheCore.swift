@@ -216,21 +216,13 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// What ``valueOnCallerThread(forKey:)`` or ``valueWithMetadataOnCallerThread(forKey:)`` did.
-    enum CallerThreadRead<Found> {
-        /// The read is done: what it found, or `nil` for a miss.
-        case done(Found?)
-        /// The read needs the cache's I/O queue (see ``run(_:)``).
-        case needsIOQueue
-    }
-
     /// The async read's first try, on the caller's thread (issue #26: the hop to
-    /// ``ioQueue`` and back costs eight to ten times a read): a lookup on a reader
+    /// ``ioQueue`` and back costs several times a read; docs/benchmarks.md): a lookup on a reader
     /// of the pool, which blocks on no lock of the cache's and reads no file.
     /// Anything it cannot settle so (a value in a file of its own, no idle reader,
     /// an expired or damaged entry, a value that fails to decode) is
     /// `.needsIOQueue`, having counted nothing.
-    func valueOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead<Value> {
+    func valueOnCallerThread(forKey key: String) throws(StashError) -> DiskCallerThreadRead<Value> {
         switch try itemOnCallerThread(forKey: key) {
         case .done(let found): .done(found?.value)
         case .needsIOQueue: .needsIOQueue
@@ -239,7 +231,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
 
     /// ``valueOnCallerThread(forKey:)`` with the value's encoded size and expiration, for
     /// `Cache`'s promotion of a disk hit into memory.
-    func valueWithMetadataOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead<DiskCacheHit<Value>> {
+    func valueWithMetadataOnCallerThread(forKey key: String) throws(StashError) -> DiskCallerThreadRead<DiskCacheHit<Value>> {
         switch try itemOnCallerThread(forKey: key) {
         case .done(let found?): .done(DiskCacheHit(value: found.value, size: found.item.size, expiration: found.item.expirationTime))
         case .done(nil): .done(nil)
@@ -248,7 +240,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The read of both caller-thread forms: the decoded value and its stored item.
-    private func itemOnCallerThread(forKey key: String) throws(StashError) -> CallerThreadRead<(value: Value, item: KVStorage.Item)> {
+    private func itemOnCallerThread(forKey key: String) throws(StashError) -> DiskCallerThreadRead<(value: Value, item: KVStorage.Item)> {
         let key = KVStorage.storedKey(key)
         try KVStorage.validate(key)
         switch pooledFreshItem(forKey: key, onCallerThread: true) {

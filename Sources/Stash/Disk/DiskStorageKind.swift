@@ -65,7 +65,7 @@ public struct DiskStorageKind: Sendable, Hashable, CustomStringConvertible {
     /// KiB on, while creating a file costs several times an inline write on the
     /// disk file systems where caches live (`~/.cache`, `Library/Caches`); 32 KiB
     /// sits between the read crossover and the write-heavy one, so an inline read
-    /// costs a few µs more than a file read at worst. The measured crossovers are
+    /// costs little more than a file read at worst. The measured crossovers are
     /// in docs/benchmarks.md ("Inline-threshold crossover"). A cache kept on tmpfs,
     /// where files are cheap to create, may prefer `.mixed(inlineThreshold: 16 * 1024)`.
     public static let defaultInlineThreshold = 32 * 1024

@@ -50,8 +50,8 @@ final class EntryTable<Key: Hashable, Value> {
     // Every stored `var` below is marked `@exclusivity(unchecked)`: it is only
     // touched with the owning cache's lock held, one operation at a time, and
     // no method holds two overlapping accesses to one property. The runtime's
-    // dynamic exclusivity checks on class properties cost about half of a
-    // lookup's instructions here (measured with callgrind), for no protection
+    // dynamic exclusivity checks on class properties are a large share of a
+    // lookup's instructions here (docs/benchmarks.md), for no protection
     // the lock does not already give. The same holds for the core's two
     // properties read on every eviction and for the eviction queues' state.
 

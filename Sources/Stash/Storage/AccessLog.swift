@@ -7,10 +7,8 @@
 /// type only holds them. Every method is O(1) but ``drain()`` and ``restore(_:)``
 /// (O(p) for p times), and none blocks beyond the lock, held for one dictionary
 /// operation. Lock order: the cache's lock, then this one (never the reverse).
-final class AccessLog: @unchecked Sendable {
-    // @unchecked Sendable: `times` is private and only touched with `lock` held.
-    private let lock = Lock()
-    private var times: [String: Int64] = [:]
+final class AccessLog: Sendable {
+    private let times = LockedValue<[String: Int64]>([:])
     /// Room reserved on first use, so that the table does not grow (and rehash)
     /// through every power of two before each flush: it reaches about this size
     /// every time.
@@ -23,7 +21,7 @@ final class AccessLog: @unchecked Sendable {
     /// Notes that `key` was read at `time`; the number of times now pending.
     @discardableResult
     func record(_ key: String, at time: Int64) -> Int {
-        lock.withLock {
+        times.withLock { times in
             if times.capacity == 0 { times.reserveCapacity(expectedCount) }
             times[key] = time
             return times.count
@@ -33,17 +31,17 @@ final class AccessLog: @unchecked Sendable {
     /// Forgets `key`'s time: its row was removed or rewritten (a write records its
     /// own access time).
     func forget(_ key: String) {
-        lock.withLock { _ = times.removeValue(forKey: key) }
+        times.withLock { _ = $0.removeValue(forKey: key) }
     }
 
     /// Forgets every time.
     func removeAll() {
-        lock.withLock { times.removeAll(keepingCapacity: true) }
+        times.withLock { $0.removeAll(keepingCapacity: true) }
     }
 
     /// Takes every pending time, leaving none.
     func drain() -> [String: Int64] {
-        lock.withLock {
+        times.withLock { times in
             let taken = times
             times.removeAll(keepingCapacity: true)
             return taken
@@ -53,11 +51,11 @@ final class AccessLog: @unchecked Sendable {
     /// Puts back times that a failed flush took with ``drain()``; a time recorded
     /// since wins when it is later.
     func restore(_ earlier: [String: Int64]) {
-        lock.withLock {
+        times.withLock { times in
             times.merge(earlier) { recorded, earlier in Swift.max(recorded, earlier) }
         }
     }
 
     /// The number of pending times.
-    var count: Int { lock.withLock { times.count } }
+    var count: Int { times.withLock { $0.count } }
 }

@@ -6,24 +6,9 @@ import Musl
 import Darwin
 #endif
 
-// Opening the manifest, and recovering when it is damaged.
-//
-// Damage means SQLite said SQLITE_CORRUPT or SQLITE_NOTADB (garbage header, truncated
-// file, foreign file), at open or during any later operation, or that the database is
-// healthy but unusable (a newer schema version, someone else's tables). Then:
-//   1. the damaged manifest (and its -wal, -shm) is renamed to
-//      manifest.sqlite.corrupt-<seconds>-<random> (older set-aside copies go to the
-//      trash, so one is kept for inspection);
-//   2. data/ is moved to the trash (its files belonged to the lost manifest);
-//   3. an empty manifest is created, an error is logged, and work goes on.
-// SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_IOERR… are never treated as damage:
-// they are reported to the caller and nothing is deleted.
-//
-// Several instances may share the directory, so steps 1–2 run under an flock on
-// recovery.lock, and only if manifest.sqlite is still the file this instance saw
-// fail (same inode): if another instance already replaced it, this one just reopens.
-// Writers also check that inode before each write, so that an instance does not keep
-// writing to a manifest that another instance has set aside.
+// Opening the manifest, and recovering when it is damaged. What counts as damage, what is set
+// aside and trashed, and how several instances sharing the directory agree, is described once,
+// in the Stash DocC catalog's "On-disk format" article ("Recovery").
 
 extension KVStorage {
     /// Opens `manifest.sqlite`, creating directories and schema as needed, and

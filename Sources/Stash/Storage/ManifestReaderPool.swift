@@ -34,10 +34,9 @@ import Logging
 /// cache's lock. Thread-safe: a lock of its own guards the idle readers and the
 /// counts, held only to take or give back a reader (O(1)); opening a reader (a
 /// SQLite open and an `open` of data/, tens of microseconds) happens outside it.
-final class ManifestReaderPool: @unchecked Sendable {
-    // @unchecked Sendable: every `var` is private and only touched with `lock`
-    // held; a ManifestReader (not Sendable) is used by one thread at a time: the
-    // one that took it from `idle`, until it gives it back.
+final class ManifestReaderPool: Sendable {
+    // A ManifestReader (not Sendable) is used by one thread at a time: the one
+    // that took it from `idle`, until it gives it back.
 
     /// What a read found.
     enum Outcome {
@@ -50,13 +49,18 @@ final class ManifestReaderPool: @unchecked Sendable {
         case unsure
     }
 
-    private let lock = Lock()
-    private var idle: [ManifestReader] = []
-    /// Readers open, idle or in use.
-    private var open = 0
-    /// Bumped by ``retireAll()``: a reader opened before is closed when given back.
-    private var generation = 0
-    private var isClosed = false
+    /// The pool's mutable state, behind the pool's lock.
+    private struct State {
+        var idle: [ManifestReader] = []
+        /// Readers open, idle or in use.
+        var open = 0
+        /// Bumped by ``ManifestReaderPool/retireAll()``: a reader opened before is
+        /// closed when given back.
+        var generation = 0
+        var isClosed = false
+    }
+
+    private let state = LockedValue(State())
 
     private let manifestPath: String
     private let dataPath: String
@@ -100,33 +104,33 @@ final class ManifestReaderPool: @unchecked Sendable {
     /// Closes every idle reader, and every reader in use once it is given back: the
     /// manifest they read may no longer be the cache's.
     func retireAll() {
-        let retired = lock.withLock { () -> [ManifestReader] in
-            generation += 1
-            open -= idle.count
-            defer { idle.removeAll() }
-            return idle
+        let retired = state.withLock { state -> [ManifestReader] in
+            state.generation += 1
+            state.open -= state.idle.count
+            defer { state.idle.removeAll() }
+            return state.idle
         }
         for reader in retired { reader.close() }
     }
 
     /// ``retireAll()``, and no reader opens again: every later read is `.unsure`.
     func close() {
-        lock.withLock { isClosed = true }
+        state.withLock { $0.isClosed = true }
         retireAll()
     }
 
     /// The number of readers open (for tests).
-    var openCount: Int { lock.withLock { open } }
+    var openCount: Int { state.withLock { $0.open } }
 
     /// An idle reader, or a new one if fewer than ``capacity`` are open; `nil` when
     /// all are busy, after `close()`, or when one cannot be opened.
     private func take() -> (ManifestReader, generation: Int)? {
-        let taken = lock.withLock { () -> (reader: ManifestReader?, generation: Int)? in
-            guard !isClosed else { return nil }
-            if let reader = idle.popLast() { return (reader, generation) }
-            guard open < capacity else { return nil }
-            open += 1
-            return (nil, generation)
+        let taken = state.withLock { state -> (reader: ManifestReader?, generation: Int)? in
+            guard !state.isClosed else { return nil }
+            if let reader = state.idle.popLast() { return (reader, state.generation) }
+            guard state.open < capacity else { return nil }
+            state.open += 1
+            return (nil, state.generation)
         }
         guard let taken else { return nil }
         if let reader = taken.reader { return (reader, taken.generation) }
@@ -134,7 +138,7 @@ final class ManifestReaderPool: @unchecked Sendable {
             return (try ManifestReader(manifestPath: manifestPath, dataPath: dataPath, busyTimeout: busyTimeout),
                     taken.generation)
         } catch {
-            lock.withLock { open -= 1 }
+            state.withLock { $0.open -= 1 }
             logger.debug("could not open a manifest reader; reading through the cache's connection",
                          metadata: ["error": "\(error)"])
             return nil
@@ -145,12 +149,12 @@ final class ManifestReaderPool: @unchecked Sendable {
     /// unhealthy (an error, a file missing from its data/), or it was opened before
     /// the last ``retireAll()``.
     private func giveBack(_ reader: ManifestReader, openedIn generation: Int, healthy: Bool) {
-        let kept = lock.withLock { () -> Bool in
-            guard healthy, generation == self.generation, !isClosed else {
-                open -= 1
+        let kept = state.withLock { state -> Bool in
+            guard healthy, generation == state.generation, !state.isClosed else {
+                state.open -= 1
                 return false
             }
-            idle.append(reader)
+            state.idle.append(reader)
             return true
         }
         if !kept { reader.close() }

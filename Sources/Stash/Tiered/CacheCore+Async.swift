@@ -22,9 +22,9 @@ extension CacheCore {
     /// back costs several times the read (the figures: docs/benchmarks.md, issue #27's store).
     private func valueBelowMemoryOnCallerThread(
         forKey key: String, _ disk: DiskCache<Value>
-    ) throws(StashError) -> DiskCacheCore<Value>.CallerThreadRead<Value> {
+    ) throws(StashError) -> DiskCallerThreadRead<Value> {
         let read = try stripes.withLockIfFreeUnlessInvalidating(for: key) {
-            () throws(StashError) -> DiskCacheCore<Value>.CallerThreadRead<Value>? in
+            () throws(StashError) -> DiskCallerThreadRead<Value>? in
             // As in `valueBelowMemory`: another thread may have promoted or written the key.
             if let hit = memory?.uncountedValue(forKey: key) { return .done(hit) }
             switch try disk.valueWithMetadataOnCallerThread(forKey: key) {

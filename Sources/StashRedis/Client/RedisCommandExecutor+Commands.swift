@@ -40,7 +40,7 @@ extension RedisCommandExecutor {
     ///   - ttl: The time to live, rounded up to whole milliseconds; `nil` for none.
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
-    package func set(_ key: String, to value: ByteBuffer, expiringAfter ttl: Duration? = nil) async throws(RedisError) {
+    package func set(_ key: String, to value: ByteBuffer, ttl: Duration? = nil) async throws(RedisError) {
         _ = try await send(Self.setCommand(key, value, ttl: ttl))
     }
 
@@ -77,7 +77,7 @@ extension RedisCommandExecutor {
     /// - Throws: ``RedisError`` as ``send(_:)`` does.
     /// - Complexity: One round trip.
     @discardableResult
-    package func expire(_ key: String, after ttl: Duration) async throws(RedisError) -> Bool {
+    package func expire(_ key: String, ttl: Duration) async throws(RedisError) -> Bool {
         let reply = try await send(RedisCommand("PEXPIRE", key: key, [.string(key), .integer(Self.milliseconds(ttl))]))
         return reply.integer == 1
     }

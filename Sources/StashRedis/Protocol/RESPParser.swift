@@ -132,8 +132,9 @@ package struct RESPParser: Sendable {
     /// once, before the parser waits for more bytes. A bulk string is a slice of the buffer it
     /// arrived in, and `ByteBuffer` is copy-on-write: while a kept element shares the buffer's
     /// storage, every read appended to the buffer (and every `discardReadBytes`) would copy the
-    /// whole buffer, which measured 10 times the decoding itself for a reply arriving in 1 KB
-    /// reads. A reply that arrives in one read keeps its zero-copy slices.
+    /// whole buffer, many times the decoding itself for a reply arriving in small reads
+    /// (docs/benchmarks.md, "RESP decoding"). A reply that arrives in one read keeps its
+    /// zero-copy slices.
     ///
     /// - Complexity: O(n) in the bytes of the elements kept since the last call.
     private mutating func detachKeptElements() {

@@ -44,12 +44,12 @@ extension RedisSuites {
 
         @Test func expiryIsRedisOwn() async throws {
             let client = makeClient()
-            try await client.set("t", to: ByteBuffer(string: "v"), expiringAfter: .seconds(100))
+            try await client.set("t", to: ByteBuffer(string: "v"), ttl: .seconds(100))
             let remaining = try await client.remainingTimeToLive("t")
             #expect(remaining.flatMap { $0 } != nil)
             #expect(remaining!! <= .seconds(100))
             #expect(remaining!! > .seconds(90))
-            let actual7 = try await client.expire("t", after: .seconds(5))
+            let actual7 = try await client.expire("t", ttl: .seconds(5))
             #expect(actual7)
             let shortened = try await client.remainingTimeToLive("t")
             #expect(shortened!! <= .seconds(5))
