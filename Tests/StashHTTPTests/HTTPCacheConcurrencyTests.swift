@@ -4,19 +4,11 @@ import StashTestSupport
 import Testing
 @testable import StashHTTP
 
-/// A latch the origin waits on until the test opens it.
-final class Latch: @unchecked Sendable {
-    // @unchecked Sendable: wraps FetchGate, which is thread-safe.
-    let gate = FetchGate()
-    func wait() async { await gate.wait() }
-    func open() { gate.open() }
-}
-
 @Suite(.timeLimit(.minutes(5))) struct HTTPCacheConcurrencyTests {
     /// An origin whose answers wait for `latch`, counting calls.
     final class SlowOrigin: @unchecked Sendable {
         // @unchecked Sendable: `calls` is only touched with `lock` held.
-        let latch = Latch()
+        let latch = TestGate()
         private let lock = Lock()
         private var calls = 0
         let fields: [(String, String)]
@@ -29,7 +21,7 @@ final class Latch: @unchecked Sendable {
         var closure: @Sendable (HTTPRequest, HTTPCacheBody?) async throws -> (HTTPResponse, HTTPCacheBody) {
             { _, _ in
                 self.lock.withLock { self.calls += 1 }
-                await self.latch.wait()
+                try await self.latch.wait()
                 return (makeResponse(self.status, self.fields), HTTPCacheBody(bytes: Array("body".utf8)))
             }
         }

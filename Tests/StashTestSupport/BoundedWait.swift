@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Thrown by ``yield(until:timeout:fileID:line:)`` and ``spin(until:timeout:fileID:line:)``
 /// when the condition did not hold within the bound: a regression makes the test fail, not hang.
 public struct WaitTimedOut: Error, CustomStringConvertible {
@@ -71,5 +79,27 @@ public func spin(
         if ContinuousClock.now >= deadline {
             throw WaitTimedOut(timeout: timeout, location: "\(fileID):\(line)")
         }
+    }
+}
+
+/// Blocks this thread until `descriptor` (a pipe from a child process) has bytes to read or has
+/// reached its end: for reading a child's output without hanging when the child hangs.
+///
+/// - Throws: ``WaitTimedOut`` if nothing arrives within `timeout` (``defaultWaitTimeout`` by
+///   default); the caller then stops the child.
+public func waitUntilReadable(
+    _ descriptor: Int32,
+    timeout: Duration = defaultWaitTimeout,
+    fileID: String = #fileID,
+    line: Int = #line
+) throws(WaitTimedOut) {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while true {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { throw WaitTimedOut(timeout: timeout, location: "\(fileID):\(line)") }
+        var pending = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+        let ready = poll(&pending, 1, milliseconds)
+        if ready > 0 || (ready < 0 && errno != EINTR) { return }
     }
 }

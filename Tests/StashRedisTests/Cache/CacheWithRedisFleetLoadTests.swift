@@ -56,14 +56,14 @@ extension RedisSuites {
         /// Starts a get-or-load of `key` on `cache` whose loader runs `result` once
         /// `gate` opens; returns once the loader runs (holding the fleet lock).
         private func startHeldLoad(
-            on cache: Cache<String>, key: String = "k", options: LoadOptions, gate: Gate,
+            on cache: Cache<String>, key: String = "k", options: LoadOptions, gate: TestGate,
             result: @escaping @Sendable () throws -> String
         ) async throws -> Task<String, any Error> {
             let started = ProgressCounter()
             let load = Task {
                 try await cache.value(forKey: key, options: options) { _ in
                     started.increment()
-                    await gate.wait()
+                    try await gate.wait()
                     return try result()
                 }
             }
@@ -76,11 +76,11 @@ extension RedisSuites {
                 // Given two instances (one with a disk tier, one without) and a loader that waits for the test.
                 let a = try makeCache(), b = try makeCache(disk: false)
                 let loaderCalls = ProgressCounter()
-                let gate = Gate()
+                let gate = TestGate()
                 defer { gate.open() }  // also when a wait below runs out
                 let loader: @Sendable (String) async throws -> String = { _ in
                     loaderCalls.increment()
-                    await gate.wait()
+                    try await gate.wait()
                     return "loaded"
                 }
                 let options = options(lockTTL: .seconds(30))
@@ -126,7 +126,7 @@ extension RedisSuites {
             try await closingCaches {
                 let a = try makeCache(), b = try makeCache()
                 let options = options(lockTTL: .seconds(30))
-                let gate = Gate()
+                let gate = TestGate()
                 defer { gate.open() }  // also when a wait below runs out
                 // Given A's load holds the lock and will fail,
                 let failing = try await startHeldLoad(on: a, options: options, gate: gate) { throw SourceFailure() }
@@ -155,7 +155,7 @@ extension RedisSuites {
                 try server.cli(["DEL", "fleet:k"])
                 clock.advance(by: .seconds(2))
                 // and A is loading the key, holding the fleet lock,
-                let gate = Gate()
+                let gate = TestGate()
                 defer { gate.open() }  // also when a wait below runs out
                 let loading = try await startHeldLoad(on: a, options: options, gate: gate) { "new" }
                 // when B asks and its soft timeout passes while it waits for A,
@@ -221,7 +221,7 @@ extension RedisSuites {
                 let peerDirectory = try TemporaryDirectory(prefix: "stash-redis-cache")
                 let peer = try PeerProcess(port: server.port, directory: peerDirectory.path, prefix: "fleet:")
                 let options = options(lockTTL: .seconds(30))
-                let gate = Gate()
+                let gate = TestGate()
                 defer { gate.open() }  // also when a wait below runs out
                 let here = try await startHeldLoad(on: cache, options: options, gate: gate) { "from the test" }
                 let there = Task.detached { try peer.send("load k from-peer 30000") }
@@ -239,27 +239,4 @@ extension RedisSuites {
 
 private struct SourceFailure: Error {}
 
-/// Opens once; every task waiting on it resumes then.
-private final class Gate: Sendable {
-    private let state = LockedValue<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isOpen = state.withLock { state -> Bool in
-                if !state.isOpen { state.waiters.append(continuation) }
-                return state.isOpen
-            }
-            if isOpen { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
 #endif  // Redis

@@ -1,5 +1,6 @@
 #if Redis
 import Foundation
+import StashTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -75,6 +76,12 @@ final class PeerProcess: @unchecked Sendable {
                 let line = String(decoding: buffered[buffered.startIndex..<newline], as: UTF8.self)
                 buffered.removeSubrange(buffered.startIndex...newline)
                 return line
+            }
+            do {
+                try waitUntilReadable(output.fileHandleForReading.fileDescriptor)
+            } catch {
+                process.terminate()
+                throw TestServerError(message: "the peer answered nothing (\(error)); stopped it")
             }
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { throw TestServerError(message: "the peer exited") }

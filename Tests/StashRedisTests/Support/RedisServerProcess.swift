@@ -1,6 +1,7 @@
 #if Redis
 import Foundation
 import StashRedis
+import StashTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -96,6 +97,12 @@ final class RedisServerProcess: @unchecked Sendable {
         let handle = pipe.fileHandleForReading
         var log = ""
         while true {
+            do {
+                try waitUntilReadable(handle.fileDescriptor)
+            } catch {
+                process.terminate()
+                throw TestServerError(message: "redis-server on port \(port) was not ready (\(error)):\n\(log)")
+            }
             let chunk = handle.availableData
             if chunk.isEmpty {
                 throw TestServerError(message: "redis-server on port \(port) exited before it was ready:\n\(log)")

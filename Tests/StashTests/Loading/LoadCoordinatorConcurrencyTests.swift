@@ -1,10 +1,11 @@
+import StashTestSupport
 import Testing
 @testable import Stash
 
 @Suite(.timeLimit(.minutes(5))) struct LoadCoordinatorConcurrencyTests {
     @Test func aThousandCallersShareOneLoad() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
-        let gate = AsyncGate()
+        let gate = TestGate()
         let loads = Counter()
         let callers = 1_000
         try await withThrowingTaskGroup(of: Int.self) { group in
@@ -12,7 +13,7 @@ import Testing
                 group.addTask {
                     try await coordinator.value(forKey: "hot") {
                         loads.increment()
-                        await gate.wait()
+                        try await gate.wait()
                         return 42
                     }
                 }

@@ -1,3 +1,4 @@
+import StashTestSupport
 import Testing
 @testable import Stash
 
@@ -6,11 +7,11 @@ struct LoadFailure: Error, Equatable {}
 @Suite(.timeLimit(.minutes(5))) struct LoadCoordinatorTests {
     @Test func aLoadsErrorReachesEveryWaiterAndTheNextCallerLoadsAgain() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
-        let gate = AsyncGate()
+        let gate = TestGate()
         let loads = Counter()
         let failing: @Sendable () async throws -> Int = {
             loads.increment()
-            await gate.wait()
+            try await gate.wait()
             throw LoadFailure()
         }
         async let first: Result<Int, any Error> = Result { try await coordinator.value(forKey: "k", load: failing) }
@@ -29,10 +30,10 @@ struct LoadFailure: Error, Equatable {}
 
     @Test func cancellingOneWaiterLeavesTheLoadToTheOthers() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
-        let gate = AsyncGate()
+        let gate = TestGate()
         let wasCancelled = LockedValue(false)
         let load: @Sendable () async throws -> Int = {
-            await gate.wait()
+            try await gate.wait()
             wasCancelled.withLock { $0 = Task.isCancelled }
             return 7
         }
@@ -51,8 +52,8 @@ struct LoadFailure: Error, Equatable {}
 
     @Test func cancellingEveryWaiterCancelsTheLoad() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
-        let started = AsyncGate()
-        let sawCancellation = AsyncGate()
+        let started = TestGate()
+        let sawCancellation = TestGate()
         let load: @Sendable () async throws -> Int = {
             started.open()
             // Waits for cancellation: the only way this load ends.
@@ -61,10 +62,10 @@ struct LoadFailure: Error, Equatable {}
             throw CancellationError()
         }
         let waiter = Task { try await coordinator.value(forKey: "k", load: load) }
-        await started.wait()
+        try await started.wait()
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
-        await sawCancellation.wait()
+        try await sawCancellation.wait()
         // The abandoned load is forgotten at once: the next caller starts afresh.
         #expect(try await coordinator.value(forKey: "k") { 1 } == 1)
     }
@@ -94,10 +95,10 @@ struct LoadFailure: Error, Equatable {}
     @Test func aTimeoutAnswersTheWaiterWhileTheLoadGoesOn() async throws {
         let clock = ManualClock()
         let coordinator = LoadCoordinator<String, Int>(clock: clock)
-        let gate = AsyncGate()
+        let gate = TestGate()
         let stored = LockedValue<Int?>(nil)
         let load: @Sendable () async throws -> Int = {
-            await gate.wait()
+            try await gate.wait()
             stored.withLock { $0 = 5 }
             return 5
         }
@@ -127,11 +128,11 @@ struct LoadFailure: Error, Equatable {}
 
     @Test func startIfIdleRunsOneBackgroundLoad() async throws {
         let coordinator = LoadCoordinator<String, Int>(clock: ManualClock())
-        let gate = AsyncGate()
+        let gate = TestGate()
         let loads = Counter()
         let load: @Sendable () async throws -> Int = {
             loads.increment()
-            await gate.wait()
+            try await gate.wait()
             return 1
         }
         #expect(coordinator.startIfIdle("k", load: load))

@@ -1,3 +1,4 @@
+import StashTestSupport
 import Logging
 @testable import Stash
 
@@ -24,11 +25,11 @@ func makeLoadingCache(
 final class ScriptedLoader: Sendable {
     private let state = LockedValue((value: 0, error: (any Error)?.none))
     let calls = Counter()
-    let gate: AsyncGate?
+    let gate: TestGate?
 
     init(value: Int = 1, held: Bool = false) {
         state.withLock { $0.value = value }
-        gate = held ? AsyncGate() : nil
+        gate = held ? TestGate() : nil
     }
 
     /// What later loads return.
@@ -41,7 +42,7 @@ final class ScriptedLoader: Sendable {
     var load: @Sendable (String) async throws -> Int {
         { [self] _ in
             calls.increment()
-            if let gate { await gate.wait() }
+            if let gate { try await gate.wait() }
             let (value, error) = state.withLock { $0 }
             if let error { throw error }
             return value

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StashTestSupport
 import Testing
 @testable import Stash
 
@@ -191,7 +192,11 @@ final class StressChild: @unchecked Sendable {
             if buffer.contains(UInt8(ascii: "\n")) || finished { return readLine().map(Event.line) ?? .end }
             var fds = [pollfd(fd: output, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: watcher.descriptor, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, -1)
+            let ready = poll(&fds, 2, Self.silenceLimitMilliseconds)
+            if ready == 0 {
+                killForSilence()
+                continue
+            }
             if ready < 0 {
                 if errno == EINTR { continue }
                 return readLine().map(Event.line) ?? .end
@@ -206,8 +211,21 @@ final class StressChild: @unchecked Sendable {
         }
     }
 
-    /// One read(2) of output into the buffer.
+    /// How long the child may print nothing before it is taken for hung: ``defaultWaitTimeout``.
+    private static let silenceLimitMilliseconds = Int32(defaultWaitTimeout.components.seconds * 1000)
+
+    /// The child printed nothing for ``silenceLimitMilliseconds``: it is killed, so that its
+    /// output ends and every read and wait returns, and the test fails instead of hanging.
+    private func killForSilence() {
+        Issue.record("stash-stress (pid \(pid)) printed nothing for \(defaultWaitTimeout); killed it")
+        kill(pid, SIGKILL)
+    }
+
+    /// One read(2) of output into the buffer, after at most ``silenceLimitMilliseconds`` of
+    /// waiting for it.
     private func fillBuffer() {
+        var ready = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+        if poll(&ready, 1, Self.silenceLimitMilliseconds) == 0 { killForSilence() }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
         if count < 0 {

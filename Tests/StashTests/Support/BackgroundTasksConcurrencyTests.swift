@@ -7,11 +7,11 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct BackgroundTasksConcurrencyTests {
     @Test func waitingForBackgroundTasksReturnsWhenTheLastOneEnds() async throws {
         let tasks = BackgroundTasks()
-        let gate = AsyncGate()
+        let gate = TestGate()
         let finished = Counter()
         for _ in 0..<3 {
             tasks.start {
-                await gate.wait()
+                await gate.waitIgnoringTimeout()
                 finished.increment()
             }
         }
@@ -27,8 +27,8 @@ import Testing
 
     @Test func waitingIsBoundedByTheClock() async throws {
         let tasks = BackgroundTasks()
-        let gate = AsyncGate()
-        tasks.start { await gate.wait() }
+        let gate = TestGate()
+        tasks.start { await gate.waitIgnoringTimeout() }
         let clock = ManualClock(start: 0)
         async let finishedInTime = tasks.waitUntilIdle(timeout: .seconds(5), clock: clock)
         try await yield(until: { clock.sleeperCount == 1 }, onTimeout: { clock.advance(by: .seconds(5)) })
@@ -41,8 +41,8 @@ import Testing
 
     @Test func aCancelledWaitReturns() async {
         let tasks = BackgroundTasks()
-        let gate = AsyncGate()
-        tasks.start { await gate.wait() }
+        let gate = TestGate()
+        tasks.start { await gate.waitIgnoringTimeout() }
         let waiter = Task { await tasks.waitUntilIdle() }
         waiter.cancel()
         await waiter.value  // returns although a task still runs
@@ -54,8 +54,8 @@ import Testing
     /// The deadline bounds work that ignores cancellation (a gate nobody opens), and leaves it.
     @Test func aDeadlineBoundsWorkThatNeverEnds() async throws {
         let clock = ManualClock(start: 0)
-        let gate = AsyncGate()
-        async let finished = finishes(within: .seconds(3), on: clock) { await gate.wait() }
+        let gate = TestGate()
+        async let finished = finishes(within: .seconds(3), on: clock) { await gate.waitIgnoringTimeout() }
         try await yield(until: { clock.sleeperCount == 1 }, onTimeout: { clock.advance(by: .seconds(3)) })
         clock.advance(by: .seconds(3))
         #expect(await finished == false)
@@ -66,8 +66,8 @@ import Testing
 
     @Test func aCallerAlreadyCancelledGetsFalseAtOnce() async {
         let clock = ManualClock(start: 0)
-        let gate = AsyncGate()
-        let caller = Task { await finishes(within: .seconds(3), on: clock) { await gate.wait() } }
+        let gate = TestGate()
+        let caller = Task { await finishes(within: .seconds(3), on: clock) { await gate.waitIgnoringTimeout() } }
         caller.cancel()
         #expect(await caller.value == false)
         gate.open()

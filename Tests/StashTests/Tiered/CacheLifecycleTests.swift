@@ -42,8 +42,8 @@ import ServiceLifecycle
             loadOptions: LoadOptions(ttl: .seconds(60), refreshAfter: .seconds(10)))
         _ = try await cache.value(forKey: "k") { _ in "v1" }
         clock.advance(by: .seconds(10))
-        let gate = AsyncGate()
-        #expect(try await cache.value(forKey: "k") { _ in await gate.wait(); return "v2" } == "v1")
+        let gate = TestGate()
+        #expect(try await cache.value(forKey: "k") { _ in try await gate.wait(); return "v2" } == "v1")
         try await yield(until: { gate.waitingCount == 1 }, onTimeout: gate.open)
         #expect(cache.core.background.count == 1)
         let closed = Counter()
@@ -69,7 +69,7 @@ import ServiceLifecycle
                 services: [.init(service: memory), .init(service: cache), .init(service: started)], logger: Logger(label: "test")))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
-                await started.gate.wait()
+                try await started.gate.wait()
                 // Running: the disk answers until shutdown.
                 #expect(try await disk.value(forKey: "k") == "v")
                 await group.triggerGracefulShutdown()
@@ -87,7 +87,7 @@ import ServiceLifecycle
 /// A service that opens its gate when the group runs it: a test waits for it before triggering
 /// the group's shutdown, so that the shutdown finds every service running.
 final class StartedService: Service {
-    let gate = AsyncGate()
+    let gate = TestGate()
 
     func run() async throws {
         gate.open()

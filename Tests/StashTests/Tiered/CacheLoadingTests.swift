@@ -1,3 +1,4 @@
+import StashTestSupport
 import Testing
 @testable import Stash
 
@@ -101,16 +102,16 @@ private func makeCache(
     @Test func aWriteDuringALoadWinsInBothTiers() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
-            let gate = AsyncGate()
-            let started = AsyncGate()
+            let gate = TestGate()
+            let started = TestGate()
             let caller = Task {
                 try await cache.value(forKey: "k") { _ in
                     started.open()
-                    await gate.wait()
+                    try await gate.wait()
                     return "loaded"
                 }
             }
-            await started.wait()
+            try await started.wait()
             try await cache.setValue("written", forKey: "k")
             gate.open()
             #expect(try await caller.value == "loaded")
@@ -157,11 +158,11 @@ private func makeCache(
                 directory, clock: clock, options: LoadOptions(ttl: .seconds(60), refreshAfter: .seconds(45)))
             _ = try await cache.value(forKey: "k") { _ in "v1" }
             clock.advance(by: .seconds(45))
-            let gate = AsyncGate()
+            let gate = TestGate()
             let reloads = Counter()
             let reload: @Sendable (String) async throws -> String = { _ in
                 reloads.increment()
-                await gate.wait()
+                try await gate.wait()
                 return "v2"
             }
             for _ in 0..<3 {
@@ -184,10 +185,10 @@ private func makeCache(
                 options: LoadOptions(ttl: .seconds(10), staleIfError: .seconds(60), softTimeout: .seconds(1)))
             _ = try await cache.value(forKey: "k") { _ in "v1" }
             clock.advance(by: .seconds(10))
-            let gate = AsyncGate()
+            let gate = TestGate()
             let caller = Task {
                 try await cache.value(forKey: "k") { _ in
-                    await gate.wait()
+                    try await gate.wait()
                     return "v2"
                 }
             }
@@ -240,14 +241,14 @@ private func makeCache(
     @Test func aThousandCallersShareOneLoadThroughBothTiers() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
-            let gate = AsyncGate()
+            let gate = TestGate()
             let loads = Counter()
             try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<1_000 {
                     group.addTask {
                         try await cache.value(forKey: "hot") { _ in
                             loads.increment()
-                            await gate.wait()
+                            try await gate.wait()
                             return "v"
                         }
                     }
@@ -265,7 +266,7 @@ private func makeCache(
     @Test func aThousandCallersShareOneFailingLoadAndNeitherTierStoresIt() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try makeCache(directory, clock: ManualClock(start: 1_700_000_000_000_000_000))
-            let gate = AsyncGate()
+            let gate = TestGate()
             let loads = Counter()
             let failures = Counter()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -274,7 +275,7 @@ private func makeCache(
                         do {
                             _ = try await cache.value(forKey: "hot") { _ -> String in
                                 loads.increment()
-                                await gate.wait()
+                                try await gate.wait()
                                 throw LoadFailure()
                             }
                         } catch is LoadFailure {
