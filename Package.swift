@@ -253,6 +253,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
                 nio("NIOCore", when: httpClient),
                 nio("NIOHTTP1", when: httpClient),
+                // The one bridge between NIO's HTTP/1 types and HTTPTypes; AsyncHTTPClient depends on
+                // swift-nio-extras already.
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: httpClient)),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -271,6 +274,7 @@ let package = Package(
                 nio("NIOCore", when: httpClient),
                 nio("NIOPosix", when: httpClient),
                 nio("NIOHTTP1", when: httpClient),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: httpClient)),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -414,6 +418,10 @@ let package = Package(
                 "StashHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: vapor)),
+                // The one bridge between NIO's HTTP/1 types and HTTPTypes; Vapor depends on
+                // swift-nio-extras already.
+                nio("NIOHTTP1", when: vapor),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: vapor)),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import StashHTTP
 
 /// An AsyncHTTPClient `HTTPClient` whose requests go through an RFC 9111 ``HTTPCache``.

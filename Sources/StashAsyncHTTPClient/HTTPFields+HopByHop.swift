@@ -23,17 +23,4 @@ extension HTTPFields {
     }
 }
 
-extension HTTPHeaders {
-    /// NIO headers holding `fields` line by line, in their order.
-    ///
-    /// - Complexity: O(n) in the number of fields.
-    package init(_ fields: HTTPFields) {
-        self.init()
-        reserveCapacity(fields.count)
-        for field in fields {
-            add(name: field.name.rawName, value: field.value)
-        }
-    }
-}
-
 #endif  // AsyncHTTPClient

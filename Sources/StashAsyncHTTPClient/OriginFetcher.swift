@@ -11,6 +11,7 @@ import Darwin
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// Sends one `HTTPRequest` to its origin through AsyncHTTPClient and returns the response head
 /// with its body still streaming. Hop-by-hop fields are removed both ways.

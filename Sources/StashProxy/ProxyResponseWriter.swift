@@ -2,6 +2,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Stash
 import StashAsyncHTTPClient
 import StashHTTP

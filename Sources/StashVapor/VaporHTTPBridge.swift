@@ -2,31 +2,14 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Stash
 import StashHTTP
 import Vapor
 
 // Vapor 4's requests and responses (NIOHTTP1's types) as swift-http-types' ones, which the cache
-// speaks, and back.
-
-extension HTTPFields {
-    /// `headers`, in order; a field whose name is not a valid token is left out.
-    init(_ headers: HTTPHeaders) {
-        self.init()
-        reserveCapacity(headers.count)
-        for (name, value) in headers {
-            guard let name = HTTPField.Name(name) else { continue }
-            append(HTTPField(name: name, value: value))
-        }
-    }
-}
-
-extension HTTPHeaders {
-    /// `fields`, in order.
-    init(_ fields: HTTPFields) {
-        self.init(fields.map { ($0.name.rawName, $0.value) })
-    }
-}
+// speaks, and back. The fields cross with swift-nio-extras' NIOHTTPTypesHTTP1 conversions, as in
+// the AsyncHTTPClient adapter and the proxy.
 
 extension HTTPRequest {
     /// `request`'s head, or `nil` when its method is not a valid token. A server's request has no
@@ -39,7 +22,7 @@ extension HTTPRequest {
         let authority = request.url.host.map { host in request.url.port.map { "\(host):\($0)" } ?? host }
         self.init(
             method: method, scheme: "http", authority: authority ?? request.headers.first(name: .host) ?? "localhost",
-            path: target, headerFields: HTTPFields(request.headers))
+            path: target, headerFields: HTTPFields(request.headers, splitCookie: false))
     }
 }
 
@@ -54,18 +37,22 @@ extension HTTPResponse {
         }
         self.init(
             status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-            headerFields: HTTPFields(response.headers))
+            headerFields: HTTPFields(response.headers, splitCookie: false))
     }
 }
 
 extension Vapor.Request {
-    /// A new request like this one, with `head`'s headers (the cache's validators): the same
+    /// A new request like this one, with `head`'s headers (the cache's validators) after this
+    /// one's `Host` (which the request's head carries as its authority, not as a field): the same
     /// method, URL, body if already collected, peer certificate chain, route parameters, `storage`
     /// and service context.
     func copy(sending head: HTTPRequest) -> Vapor.Request {
+        var headers = HTTPHeaders()
+        if let host = self.headers.first(name: .host) { headers.add(name: .host, value: host) }
+        headers.add(contentsOf: HTTPHeaders(head.headerFields))
         let copy = Vapor.Request(
             application: application, method: method, url: url, version: version,
-            headersNoUpdate: HTTPHeaders(head.headerFields), collectedBody: body.data,
+            headersNoUpdate: headers, collectedBody: body.data,
             remoteAddress: remoteAddress, peerCertificateChain: peerCertificateChain, logger: logger,
             byteBufferAllocator: byteBufferAllocator, on: eventLoop)
         copy.parameters = parameters
