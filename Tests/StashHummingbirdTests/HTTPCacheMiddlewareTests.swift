@@ -88,6 +88,36 @@ import Testing
         #expect(runs.withLock { $0 } == [nil, "\"v1\""])
     }
 
+    /// The same with `Last-Modified` and no `ETag`: `If-Modified-Since` is answered from the store,
+    /// and a stale response is revalidated with the date.
+    @Test func conditionalRequestsAndRevalidationUseLastModified() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let modified = "Tue, 14 Nov 2023 22:13:20 GMT"
+        let runs = LockedValue<[String?]>([])
+        let router = try Self.cachedRouter(clock)
+        router.get("/page") { request, _ in
+            let condition = request.headers[.ifModifiedSince]
+            runs.withLock { $0.append(condition) }
+            if condition == modified { return Self.response("", [.lastModified: modified, .cacheControl: "max-age=10"], status: .notModified) }
+            return Self.response("page", [.lastModified: modified, .cacheControl: "max-age=10"])
+        }
+        try await withRunningApp(Self.app(router)) { client in
+            _ = try await client.execute(uri: "/page", method: .get)
+            let notModified = try await client.execute(uri: "/page", method: .get, headers: [.ifModifiedSince: modified])
+            #expect(notModified.status == .notModified)
+            #expect(notModified.body.readableBytes == 0)
+            let modifiedSince = try await client.execute(uri: "/page", method: .get, headers: [.ifModifiedSince: "Mon, 13 Nov 2023 00:00:00 GMT"])
+            #expect(modifiedSince.status == .ok)
+            #expect(String(buffer: modifiedSince.body) == "page")
+            clock.advance(by: .seconds(11))
+            let revalidated = try await client.execute(uri: "/page", method: .get)
+            #expect(revalidated.status == .ok)
+            #expect(String(buffer: revalidated.body) == "page")
+            #expect(revalidated.headers[.init("Cache-Status")!] == "Stash; fwd=stale; fwd-status=304")
+        }
+        #expect(runs.withLock { $0 } == [nil, modified])
+    }
+
     /// 20 concurrent requests for one URL on separate connections run the route once.
     @Test func concurrentMissesRunTheRouteOnce() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)

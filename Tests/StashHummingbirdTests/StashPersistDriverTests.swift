@@ -138,7 +138,39 @@ import Testing
             }
             let value = try #require(try await driver.get(key: "k", as: Int.self))
             #expect((0..<100).contains(value))
-            #expect(try await driver.get(key: "k", as: Int.self) == value)
+            driver.cache.memory?.removeValue(forKey: "k")
+            #expect(try await driver.get(key: "k", as: Int.self) == value, "the disk tier holds the same value")
+        }
+    }
+
+    /// One key's writes, made in order while 4 readers read it, are seen in that order: no reader
+    /// ever reads an older value after a newer one, and the last write is what every tier keeps.
+    @Test func readersNeverSeeAKeysWritesOutOfOrder() async throws {
+        try await withTemporaryDirectory { directory in
+            let driver = try Self.driver(directory, clock: ManualClock(start: Self.start))
+            try await driver.set(key: "k", value: -1, expires: nil)
+            let done = LockedValue(false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var last = -1
+                        while !done.withLock({ $0 }) {
+                            let value = try #require(try await driver.get(key: "k", as: Int.self))
+                            #expect(value >= last, "read \(value) after \(last)")
+                            last = value
+                            await Task.yield()
+                        }
+                    }
+                }
+                group.addTask {
+                    defer { done.withLock { $0 = true } }
+                    for index in 0..<100 { try await driver.set(key: "k", value: index, expires: nil) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await driver.get(key: "k", as: Int.self) == 99)
+            driver.cache.memory?.removeValue(forKey: "k")
+            #expect(try await driver.get(key: "k", as: Int.self) == 99)
         }
     }
 

@@ -88,6 +88,36 @@ import Vapor
     }
 
     /// 20 concurrent requests for one URL on separate connections run the route once.
+    /// The same with `Last-Modified` and no `ETag`: `If-Modified-Since` is answered from the store,
+    /// and a stale response is revalidated with the date.
+    @Test func conditionalRequestsAndRevalidationUseLastModified() async throws {
+        let clock = ManualClock(start: 1_800_000_000_000_000_000)
+        let modified = "Tue, 14 Nov 2023 22:13:20 GMT"
+        let runs = LockedValue<[String?]>([])
+        try await Self.withCachedApp(clock, routes: { app in
+            app.get("page") { request in
+                let condition = request.headers.first(name: .ifModifiedSince)
+                runs.withLock { $0.append(condition) }
+                if condition == modified { return Self.response("", [.lastModified: modified, .cacheControl: "max-age=10"], status: .notModified) }
+                return Self.response("page", [.lastModified: modified, .cacheControl: "max-age=10"])
+            }
+        }) { app in
+            _ = try await app.send(.GET, "/page")
+            let notModified = try await app.send(.GET, "/page", headers: ["If-Modified-Since": modified])
+            #expect(notModified.status == .notModified)
+            #expect(notModified.body.isEmpty)
+            let modifiedSince = try await app.send(.GET, "/page", headers: ["If-Modified-Since": "Mon, 13 Nov 2023 00:00:00 GMT"])
+            #expect(modifiedSince.status == .ok)
+            #expect(modifiedSince.body == "page")
+            clock.advance(by: .seconds(11))
+            let revalidated = try await app.send(.GET, "/page")
+            #expect(revalidated.status == .ok)
+            #expect(revalidated.body == "page")
+            #expect(revalidated.cacheStatus == "Stash; fwd=stale; fwd-status=304")
+        }
+        #expect(runs.withLock { $0 } == [nil, modified])
+    }
+
     @Test func concurrentMissesRunTheRouteOnce() async throws {
         let clock = ManualClock(start: 1_800_000_000_000_000_000)
         let runs = LockedValue(0)
