@@ -230,9 +230,12 @@ let package = Package(
                 "StashHTTP",
                 "StashProxy",
                 "StashAsyncHTTPClient",
+                "StashHummingbird",
                 "StashTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: httpClient)),
+                // StashPersistDriver on a Redis tier (PersistDriverWithRedisTests).
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: hummingbird)),
                 nio("NIOHTTP1", when: httpClient),
                 nio("NIOCore", when: redis),
                 nio("NIOPosix", when: redis),

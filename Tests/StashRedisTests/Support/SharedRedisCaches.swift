@@ -22,14 +22,23 @@ final class SharedRedisCaches {
     func make(
         memory: Bool = true, disk: Bool = true, clock: any CacheClock = SystemClock(), logger: Logger = Logger(label: "test")
     ) throws -> Cache<String> {
+        try make(codec: .string, memory: memory, disk: disk, clock: clock, logger: logger)
+    }
+
+    /// ``make(memory:disk:clock:logger:)`` for values in `codec`'s format (its disk and Redis tiers'
+    /// codec).
+    func make<Value: Sendable>(
+        codec: DiskCodec<Value>, memory: Bool = true, disk: Bool = true, clock: any CacheClock = SystemClock(),
+        logger: Logger = Logger(label: "test")
+    ) throws -> Cache<Value> {
         let client = RedisClient(configuration: RedisConfiguration(host: "127.0.0.1", port: server.port))
         clients.append(client)
-        let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: prefix))
+        let tier = RedisCacheTier(executor: client, codec: codec, configuration: .init(keyPrefix: prefix))
         let directory = try TemporaryDirectory(prefix: "stash-redis-cache")
         directories.append(directory)
         return try Cache(
             memory: memory ? MemoryCache(configuration: .init(label: "test", clock: clock)) : nil,
-            disk: disk ? try DiskCache(directory: directory.path, codec: .string) : nil,
+            disk: disk ? try DiskCache(directory: directory.path, codec: codec) : nil,
             remote: tier, logger: logger)
     }
 
