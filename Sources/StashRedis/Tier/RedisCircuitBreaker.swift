@@ -94,8 +94,10 @@ final class RedisCircuitBreaker: Sendable {
             return clock.nanosecondsNow - state.outageStartedAt
         }
         if let outage {
-            logger.info("Redis is reachable again; the circuit breaker closed",
-                        metadata: ["outage_ms": "\(outage / 1_000_000)"])
+            // At debug level, as the opening: the outage is reported once, by the `Cache` the tier
+            // serves, whose incident log sees every failed and answered call.
+            logger.debug("Redis is reachable again; the circuit breaker closed",
+                         metadata: ["outage_ms": "\(outage / 1_000_000)"])
         }
     }
 
@@ -125,7 +127,10 @@ final class RedisCircuitBreaker: Sendable {
             }
         }
         if opened {
-            logger.error("Redis is unreachable; the circuit breaker opened and calls fail fast until a probe succeeds",
+            // At debug level: the `Cache` the tier serves logs the outage once, as a warning, when
+            // its first call fails (before the breaker opens), and its end once (issue #27: one
+            // outage, one report).
+            logger.debug("Redis is unreachable; the circuit breaker opened and calls fail fast until a probe succeeds",
                          metadata: ["error": "\(error)"])
         }
     }
