@@ -67,6 +67,24 @@ import Testing
         #expect(origin.count == 3)
     }
 
+    /// A caller cancelled while it waits for another's origin request gives up at once with
+    /// `CancellationError`, without asking the origin itself; the request under way goes on.
+    @Test func aCancelledWaiterGivesUpWithoutAskingTheOrigin() async throws {
+        let cache = try makeCache(clock: makeClock())
+        let origin = SlowOrigin(fields: [("Cache-Control", "max-age=60")])
+        let key = HTTPCacheEngine.key(for: makeRequest())
+        let fetcher = Task { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
+        try await yield(until: { origin.count == 1 }, onTimeout: origin.latch.open)
+        let waiter = Task { try await cache.response(for: makeRequest(), origin: origin.closure).outcome }
+        try await yield(until: { cache.engine.waiterCount(forKey: key) == 1 }, onTimeout: origin.latch.open)
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(origin.count == 1)
+        origin.latch.open()
+        #expect(try await fetcher.value == .miss)
+        #expect(origin.count == 1)
+    }
+
     @Test func concurrentRevalidationsShareOneOriginRequest() async throws {
         let clock = makeClock()
         let cache = try makeCache(clock: clock)

@@ -21,6 +21,9 @@ package struct WaiterSet: Sendable {
 
     package init() {}
 
+    /// How many waiters are parked.
+    package var count: Int { parked.count }
+
     /// Takes every parked waiter, for the caller to resume once it has released the lock.
     ///
     /// - Complexity: O(n) in the waiters.

@@ -10,6 +10,11 @@
 /// Also `package`: StashHummingbird's persist driver orders its read-then-write `set`s of one
 /// key with it.
 ///
+/// It parks its waiters itself rather than in a ``WaiterSet`` (Stash's gate for "wake every
+/// waiter once a condition holds"): a finished ticket wakes exactly one waiter, the next ticket,
+/// and a waiter is never resumed early (a change must not overtake an earlier one of its key,
+/// even when its task is cancelled).
+///
 /// Thread-safety: all state is behind one lock; waiting suspends, never blocks.
 package final class RemoteWriteOrder: Sendable {
     /// One change's place in its key's queue.

@@ -1,20 +1,20 @@
 import Stash
 
 /// A one-shot gate: the task that asks the origin for a key holds it; others for the
-/// same key wait until it opens (nginx's `proxy_cache_lock`).
+/// same key wait until it opens (nginx's `proxy_cache_lock`). Built on Stash's one async
+/// gate, ``WaiterSet`` in a ``LockedValue``.
 final class FetchGate: Sendable {
-    private let state = LockedValue((opened: false, waiters: [CheckedContinuation<Void, Never>]()))
+    private struct State {
+        var isOpen = false
+        var waiters = WaiterSet()
+    }
 
-    /// Suspends until ``open()`` has been called (returns at once if it has).
+    private let state = LockedValue(State())
+
+    /// Suspends until ``open()`` has been called (returns at once if it has), or until the
+    /// waiting task is cancelled.
     func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.opened { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
+        await state.wait(on: \.waiters) { $0.isOpen }
     }
 
     /// How many tasks wait: for tests that check coalescing.
@@ -22,10 +22,9 @@ final class FetchGate: Sendable {
 
     /// Opens the gate and wakes every waiter. Idempotent.
     func open() {
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.opened = true
-            defer { state.waiters = [] }
-            return state.waiters
+        let woken = state.withLock { state in
+            state.isOpen = true
+            return state.waiters.takeAll()
         }
         for waiter in woken { waiter.resume() }
     }

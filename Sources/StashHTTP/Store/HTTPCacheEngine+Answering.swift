@@ -81,6 +81,8 @@ extension HTTPCacheEngine {
             }
             if let existing, !waited {
                 await existing.wait()
+                // A caller cancelled while it waited gives up rather than asking the origin itself.
+                try Task.checkCancellation()
                 waited = true
                 continue
             }
