@@ -24,7 +24,8 @@
 final class GroupCommit<Job, Outcome>: @unchecked Sendable {
     // @unchecked Sendable: `queued`, `isCommitting` and every ticket's `outcome` and
     // `leads` are only touched with `lock` held. Invariant: nothing is queued
-    // unless a commit is in flight (`isCommitting`).
+    // unless a commit is in flight (`isCommitting`). A lock of its own rather than a
+    // LockedValue: each ticket's condition variable waits on it.
 
     /// One queued job and, once committed, its outcome.
     private final class Ticket {

@@ -6,6 +6,11 @@
 /// hand-written "lock plus `var`" classes, so the `@unchecked Sendable`
 /// reasoning lives here once. Modelled on swift-nio's `NIOLockedValueBox`.
 ///
+/// What keeps a lock of its own instead, each saying why where it is declared: the engines that
+/// own their caches' locks (`MemoryCacheCore`, `DiskCacheCore`), `KeyStripes` (a stripe's lock is
+/// also tried without waiting), `GroupCommit` (condition variables on its lock) and
+/// `MemoryPressureMonitor` (a second lock that serialises its polls).
+///
 /// ```swift
 /// let hits = LockedValue(0)
 /// hits.withLock { $0 += 1 }

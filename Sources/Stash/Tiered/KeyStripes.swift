@@ -18,7 +18,8 @@ final class KeyStripes: Sendable {
     /// A lock and the count of changes made while holding it.
     private final class Stripe: @unchecked Sendable {
         // @unchecked Sendable: `generation` and `invalidating` are only read or written with
-        // `lock` held.
+        // `lock` held. A lock of its own rather than a LockedValue: readers on the caller's
+        // thread take it with `tryLock()`, which LockedValue does not offer.
         let lock = Lock()
         var generation: UInt64 = 0
         /// Each key whose invalidation has begun and not ended, with how many have (usually 1).
