@@ -201,5 +201,29 @@ import Testing
             }
         }
     }
+
+    /// A driver on a cache it was given runs as a service too, and leaves that cache open at
+    /// shutdown: the cache is its owner's to close.
+    @Test func aDriverLeavesACacheItWasGivenOpen() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = ManualClock(start: Self.start)
+            let persist = try Self.driver(directory, clock: clock)
+            let router = Router()
+            router.put("/note") { _, _ in
+                try await persist.set(key: "note", value: "kept", expires: nil)
+                return "ok"
+            }
+            var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            app.addServices(persist)
+            try await withRunningApp(app) { client in
+                let response = try await client.execute(uri: "/note", method: .put)
+                #expect(response.status == .ok)
+            }
+            let onDisk = try await persist.cache.disk?.value(forKey: "note")
+            #expect(onDisk != nil, "the disk tier is still open")
+            #expect(try await persist.get(key: "note", as: String.self) == "kept")
+            await persist.cache.close()
+        }
+    }
 }
 #endif  // Hummingbird

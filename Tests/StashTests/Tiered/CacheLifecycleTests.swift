@@ -56,17 +56,22 @@ import ServiceLifecycle
     }
 
     #if ServiceLifecycle
-    /// A standalone memory cache and a cache with a disk tier in one group: each runs until
-    /// graceful shutdown, then closes.
+    /// A standalone memory cache, a standalone disk cache and a cache with a disk tier in one
+    /// group: each runs until graceful shutdown, then closes, and what the disk caches hold is
+    /// there when they are opened again.
     @Test func cachesInAServiceGroupCloseOnGracefulShutdown() async throws {
         try await withTemporaryDirectory { directory in
+            try await withTemporaryDirectory { standaloneDirectory in
             let memory = MemoryCache<String, String>(configuration: .init(autoTrimInterval: .seconds(1)))
             let disk = try makeDiskCache(directory, codec: .string)
             let cache = try Cache<String>(memory: MemoryCache(), disk: disk, remote: nil)
             try await cache.setValue("v", forKey: "k")
+            let standalone = try makeDiskCache(standaloneDirectory, codec: .string)
+            try await standalone.setValue("w", forKey: "j")
             let started = StartedService()
             let group = ServiceGroup(configuration: .init(
-                services: [.init(service: memory), .init(service: cache), .init(service: started)], logger: Logger(label: "test")))
+                services: [.init(service: memory), .init(service: standalone), .init(service: cache), .init(service: started)],
+                logger: Logger(label: "test")))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
                 try await started.gate.wait()
@@ -77,7 +82,10 @@ import ServiceLifecycle
             }
             #expect(memory.autoTrimInterval == nil)
             await #expect { try await disk.value(forKey: "k") } throws: { ($0 as? StashError)?.code == .closed }
+            await #expect { try await standalone.value(forKey: "j") } throws: { ($0 as? StashError)?.code == .closed }
             #expect(try await makeDiskCache(directory, codec: .string).value(forKey: "k") == "v")
+            #expect(try await makeDiskCache(standaloneDirectory, codec: .string).value(forKey: "j") == "w")
+            }
         }
     }
     #endif
