@@ -366,7 +366,7 @@ let package = Package(
             ],
             path: "scripts/http-conformance/HummingbirdProxy"
         ),
-        // Not a product: the example app of StashHummingbird's "Using Stash in a server" article,
+        // Not a product: the example app of StashHummingbird's "Using Stash in a Hummingbird server" article,
         // compiled with the package so that the article's code stays true.
         .executableTarget(
             name: "stash-hummingbird-example",

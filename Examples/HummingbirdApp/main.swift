@@ -1,5 +1,5 @@
 #if Hummingbird && Redis
-// The example app of the "Using Stash in a server" article (StashHummingbird's DocC catalog),
+// The example app of the "Using Stash in a Hummingbird server" article (StashHummingbird's DocC catalog),
 // compiled by every build of this package (it is not run in CI: it needs a redis-server):
 //
 //   swift run stash-hummingbird-example     # then: curl -i http://127.0.0.1:8080/report
