@@ -9,6 +9,9 @@ import Stash
 /// ``WaitTimedOut``, and the gate opens for every other waiter, so that the test fails instead
 /// of hanging. The clock only bounds the wait; progress is driven by ``open()``.
 ///
+/// Its waiters ignore cancellation (tests hold work that ignores it at a gate), which is why it
+/// parks them itself rather than in Stash's `WaiterSet`, whose waits return when cancelled.
+///
 /// Thread-safety: every method may be called from any thread or task.
 public final class TestGate: Sendable {
     private struct Waiter {

@@ -221,11 +221,14 @@ final class StressChild: @unchecked Sendable {
         kill(pid, SIGKILL)
     }
 
-    /// One read(2) of output into the buffer, after at most ``silenceLimitMilliseconds`` of
-    /// waiting for it.
+    /// One read(2) of output into the buffer, after at most ``defaultWaitTimeout`` of waiting
+    /// for it.
     private func fillBuffer() {
-        var ready = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-        if poll(&ready, 1, Self.silenceLimitMilliseconds) == 0 { killForSilence() }
+        do {
+            try waitUntilReadable(output)
+        } catch {
+            killForSilence()
+        }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
         if count < 0 {
