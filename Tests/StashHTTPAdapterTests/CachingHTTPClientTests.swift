@@ -113,7 +113,8 @@ import Testing
     }
 
     /// The 304's (empty) body is read to its end, so the client keeps the connection: a body
-    /// dropped unread made AsyncHTTPClient close it, and each revalidation opened a new one.
+    /// dropped unread made AsyncHTTPClient close it, and each revalidation opened a new one
+    /// (4 connections for 4 requests).
     @Test func revalidationsReuseTheOriginConnection() async throws {
         let fixture = try await Fixture { request in
             request.headers["If-None-Match"] == ["\"v1\""]
@@ -127,7 +128,11 @@ import Testing
         try await fixture.stop()
 
         #expect(outcomes == [.miss, .revalidated, .revalidated, .revalidated])
-        #expect(fixture.origin.connectionCount == 1)
+        // Not one per request, as when the body was dropped. Not exactly one either: AsyncHTTPClient
+        // hands a response's end to the caller before its pool takes the connection back, so on a
+        // loaded machine the next request may find no idle connection and open a second (seen in a
+        // run of the whole suite on 2 cores: 2).
+        #expect(fixture.origin.connectionCount < outcomes.count)
     }
 
     @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {

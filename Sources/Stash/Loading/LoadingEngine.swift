@@ -271,13 +271,16 @@ final class LoadingEngine<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         do {
             let values = try await loader(Set(keys))
             recordSuccess(since: start)
+            var loaded: [(key: Key, value: Value, ticket: UInt64)] = []
+            loaded.reserveCapacity(values.count)
             for (key, ticket) in zip(keys, tickets) {
                 if let value = values[key] {
-                    _ = await target.storeLoaded(LoadedValue(value, source: .loader), forKey: key, ticket: ticket, options: options)
+                    loaded.append((key, value, ticket))
                 } else {
                     target.endLoad(forKey: key, ticket: ticket)
                 }
             }
+            await target.storeBulkLoaded(loaded, options: options)
             return values
         } catch {
             for (key, ticket) in zip(keys, tickets) { target.endLoad(forKey: key, ticket: ticket) }

@@ -22,6 +22,18 @@ protocol LoadingTarget<Key, Value>: Sendable {
     /// - Returns: Whether the value was stored.
     func storeLoaded(_ loaded: LoadedValue<Value>, forKey key: Key, ticket: UInt64, options: LoadOptions) async -> Bool
 
+    /// Stores the values a bulk load returned, each as ``storeLoaded(_:forKey:ticket:options:)``
+    /// stores a value from the loader; a target may store them together.
+    func storeBulkLoaded(_ loaded: [(key: Key, value: Value, ticket: UInt64)], options: LoadOptions) async
+
     /// Forgets `ticket`, for a load that failed.
     func endLoad(forKey key: Key, ticket: UInt64)
+}
+
+extension LoadingTarget {
+    func storeBulkLoaded(_ loaded: [(key: Key, value: Value, ticket: UInt64)], options: LoadOptions) async {
+        for (key, value, ticket) in loaded {
+            _ = await storeLoaded(LoadedValue(value, source: .loader), forKey: key, ticket: ticket, options: options)
+        }
+    }
 }

@@ -29,6 +29,30 @@ extension Cache {
         try await core.setValue(value, forKey: key, ttl: ttl)
     }
 
+    /// Stores each value in every tier, all with one time to live, returning once the remote tier
+    /// has them (or failed to take them): as many `setValue(_:forKey:ttl:)` calls, at the cost of
+    /// one turn of the disk tier's queue per 128 keys and, when the remote tier is
+    /// ``RemoteCacheBatchWriting`` (Redis), one round trip for all of them.
+    ///
+    /// Each key is written as `setValue` writes it, under its own lock, so a reader sees each key
+    /// change on its own, never the batch at once. Each key's changes reach the remote tier in the
+    /// order they reached the local tiers, also when other calls change some of the same keys
+    /// meanwhile (the batch then goes out in several round trips, as its keys' turns come).
+    ///
+    /// - Parameters:
+    ///   - values: The values, by key; each key any non-empty string.
+    ///   - ttl: How long each entry lives, in every tier. Defaults to `nil` (no expiry).
+    /// - Throws: ``StashError``: `.invalidKey` for an empty key, before anything is written; a
+    ///   disk tier's error (an encoding failure, a value over the size limit, a disk failure) for
+    ///   the first value it refuses. Then the values written before it stay written and are sent
+    ///   to the remote tier, the failed key is in no local tier, and the rest are not written. A
+    ///   remote failure never throws: it marks the keys stale, as for `setValue`.
+    /// - Complexity: O(n) memory writes plus one disk transaction per value, on the disk tier's
+    ///   queue; never blocks the calling thread. Thread-safe.
+    public func setValues(_ values: [String: Value], ttl: Duration? = nil) async throws(StashError) {
+        try await core.setValues(values, ttl: ttl)
+    }
+
     /// Removes `key` from every tier. See `removeValue(forKey:)`.
     ///
     /// - Returns: Whether any tier, the remote one included, held a value.

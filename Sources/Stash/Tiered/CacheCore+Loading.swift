@@ -173,6 +173,17 @@ extension CacheCore: LoadingTarget {
         return stored.0
     }
 
+    /// Stores what a bulk load returned: the local writes in turns of the disk queue (see
+    /// ``writeLocally(_:_:)``), then one batch to the remote tier, in the background.
+    func storeBulkLoaded(_ loaded: [(key: String, value: Value, ticket: UInt64)], options: LoadOptions) async {
+        let grace = options.staleIfError ?? .zero
+        let (written, _) = await writeLocally(loaded) { [self] item in
+            let stored = storeLoadedNow(item.value, forKey: item.key, ticket: item.ticket, ttl: options.ttl, grace: grace, shares: true)
+            return stored.1.map { ($0, item.value) }
+        }
+        remoteLink?.sendValuesInBackground(written, ttl: options.ttl)
+    }
+
     func endLoad(forKey key: String, ticket: UInt64) {
         loadTickets.withLock { $0.forget(ticket, for: key) }
     }

@@ -17,10 +17,12 @@
 ///   Without it, each instance loads a missing key itself.
 /// - ``RemoteCacheBatchReading``: many keys in one round trip, for
 ///   ``Cache/values(forKeys:options:orLoad:)``. Without it, that reads the keys one at a time.
+/// - ``RemoteCacheBatchWriting``: many keys in one round trip, for ``Cache/setValues(_:ttl:)``
+///   and what bulk loads return. Without it, those send the keys one at a time.
 /// - ``RemoteCacheInserting``: store only where nothing is stored, atomically, for
 ///   ``Cache/insertValue(_:forKey:ttl:)``. Without it, that call throws.
 ///
-/// `RedisCacheTier` has all four.
+/// `RedisCacheTier` has all five.
 ///
 /// Contract for conformers:
 /// - A miss is `nil`, never an error. Every failure throws, quickly when the

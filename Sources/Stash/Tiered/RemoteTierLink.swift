@@ -56,6 +56,17 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         var subscriptionTask: Task<Void, Never>?
         var invalidationObserver: (@Sendable (RemoteInvalidation) -> Void)?
 
+        /// Notes that a change of `key` reached the remote tier.
+        ///
+        /// While the subscription is lost, the store that took the change may be a restarted one,
+        /// which the tier empties before the subscription's return is heard (Redis reloading an
+        /// older append-only file): the key stays marked, so that the invalidation of everything
+        /// keeps its local copy and the repair that follows removes whatever shared copy is left.
+        /// Otherwise the shared copy is current.
+        mutating func didSend(_ key: String) {
+            if subscriptionDown { markStale(key) } else { staleKeys[key] = nil }
+        }
+
         /// Marks `key` stale with a new mark; past ``RemoteTierLink/maximumStaleKeys``, distrusts
         /// the whole tier instead.
         mutating func markStale(_ key: String) {
@@ -96,6 +107,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     /// The tier's capabilities, `nil` where it has none (see ``RemoteCacheTier``), resolved once.
     private let invalidating: (any RemoteCacheInvalidating<Value>)?
     private let batchReading: (any RemoteCacheBatchReading<Value>)?
+    private let batchWriting: (any RemoteCacheBatchWriting<Value>)?
     let locking: (any RemoteCacheLocking<Value>)?
     private let inserting: (any RemoteCacheInserting<Value>)?
     let order = RemoteWriteOrder()
@@ -110,6 +122,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         self.tier = tier
         invalidating = tier as? any RemoteCacheInvalidating<Value>
         batchReading = tier as? any RemoteCacheBatchReading<Value>
+        batchWriting = tier as? any RemoteCacheBatchWriting<Value>
         locking = tier as? any RemoteCacheLocking<Value>
         inserting = tier as? any RemoteCacheInserting<Value>
         self.logger = logger
@@ -169,7 +182,46 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     func send(_ change: Change, ticket: RemoteWriteOrder.Ticket) async -> Bool {
         await order.waitForTurn(ticket)
         defer { order.finish(ticket) }
-        let key = ticket.key
+        return await sendInTurn(change, forKey: ticket.key)
+    }
+
+    /// Sends `values` (one per ticket, each of a different key), each once every earlier change of
+    /// its key has been sent: in rounds, as their turns come (see
+    /// ``RemoteWriteOrder/waitForSomeTurns(_:)``), each round in one round trip when the tier is
+    /// ``RemoteCacheBatchWriting``, else one per key. Without a concurrent change of its keys, a
+    /// batch is one round.
+    func sendValues(_ writes: [(ticket: RemoteWriteOrder.Ticket, value: Value)], ttl: Duration?) async {
+        var pending = writes
+        while !pending.isEmpty {
+            let served = Set(await order.waitForSomeTurns(pending.map(\.ticket)).map(\.key))
+            let round = pending.filter { served.contains($0.ticket.key) }
+            pending.removeAll { served.contains($0.ticket.key) }
+            guard let batchWriting, round.count > 1 else {
+                for write in round {
+                    await sendInTurn(.set(write.value, ttl: ttl), forKey: write.ticket.key)
+                    order.finish(write.ticket)
+                }
+                continue
+            }
+            do {
+                try await batchWriting.setValues(round.map { ($0.ticket.key, $0.value) }, ttl: ttl)
+                state.withLock { state in
+                    for write in round { state.didSend(write.ticket.key) }
+                }
+                recordSuccess()
+            } catch {
+                state.withLock { state in
+                    for write in round { state.markStale(write.ticket.key) }
+                }
+                recordFailure(error, while: "writing \(round.count) keys")
+            }
+            for write in round { order.finish(write.ticket) }
+        }
+    }
+
+    /// Sends `change` of `key`, whose turn it is.
+    @discardableResult
+    private func sendInTurn(_ change: Change, forKey key: String) async -> Bool {
         do {
             var held = false
             switch change {
@@ -178,14 +230,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
             case .remove:
                 held = try await tier.removeValue(forKey: key)
             }
-            state.withLock { state in
-                // While the subscription is lost, the store that took the change may be a restarted
-                // one, which the tier empties before the subscription's return is heard (Redis
-                // reloading an older append-only file): the key stays marked, so that the
-                // invalidation of everything keeps its local copy and the repair that follows
-                // removes whatever shared copy is left. Otherwise the shared copy is current.
-                if state.subscriptionDown { state.markStale(key) } else { state.staleKeys[key] = nil }
-            }
+            state.withLock { $0.didSend(key) }
             recordSuccess()
             return held
         } catch {
@@ -210,7 +255,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         }
         do {
             let inserted = try await inserting.insertValue(value, forKey: key, ttl: ttl)
-            // As for a change sent while the subscription is lost (see `send`).
+            // As for a change sent while the subscription is lost (see `State.didSend`).
             if inserted { state.withLock { if $0.subscriptionDown { $0.markStale(key) } } }
             recordSuccess()
             return inserted
@@ -223,32 +268,53 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     /// ``send(_:ticket:)`` in a background task of the cache's, for the synchronous API; past
     /// ``maximumPendingSends`` sends under way, the key is marked stale instead (in its order).
     func sendInBackground(_ change: Change, ticket: RemoteWriteOrder.Ticket) {
+        guard admitBackgroundSends(1, else: [ticket]) else { return }
+        background.start {
+            await self.send(change, ticket: ticket)
+            self.endBackgroundSends(1)
+        }
+    }
+
+    /// ``sendValues(_:ttl:)`` in a background task of the cache's, for loads; each value counts
+    /// toward ``maximumPendingSends``.
+    func sendValuesInBackground(_ writes: [(ticket: RemoteWriteOrder.Ticket, value: Value)], ttl: Duration?) {
+        guard !writes.isEmpty, admitBackgroundSends(writes.count, else: writes.map(\.ticket)) else { return }
+        background.start {
+            await self.sendValues(writes, ttl: ttl)
+            self.endBackgroundSends(writes.count)
+        }
+    }
+
+    /// Counts `count` sends starting in the background; past ``maximumPendingSends`` (unless none
+    /// is under way), gives up `tickets` instead, marking their keys stale in their order.
+    private func admitBackgroundSends(_ count: Int, else tickets: [RemoteWriteOrder.Ticket]) -> Bool {
         let (accepted, overflowStarts): (Bool, Bool) = state.withLock { state in
-            guard state.pendingSends < state.maximumPendingSends else {
+            guard state.pendingSends == 0 || state.pendingSends + count <= state.maximumPendingSends else {
                 defer { state.overflowing = true }
                 return (false, !state.overflowing)
             }
-            state.pendingSends += 1
+            state.pendingSends += count
             return (true, false)
         }
-        guard accepted else {
-            if overflowStarts {
-                logger.warning(
-                    "the remote cache tier is slower than the writes: changes past the limit are not sent; their keys are removed from the remote tier once it keeps up",
-                    metadata: ["pending": "\(maximumPendingSends)"])
-            }
+        guard !accepted else { return true }
+        if overflowStarts {
+            logger.warning(
+                "the remote cache tier is slower than the writes: changes past the limit are not sent; their keys are removed from the remote tier once it keeps up",
+                metadata: ["pending": "\(maximumPendingSends)"])
+        }
+        for ticket in tickets {
             order.abandon(ticket) { [self] in
                 markStale(ticket.key)
                 repairStaleKeys()
             }
-            return
         }
-        background.start {
-            await self.send(change, ticket: ticket)
-            self.state.withLock { state in
-                state.pendingSends -= 1
-                if state.pendingSends == 0 { state.overflowing = false }
-            }
+        return false
+    }
+
+    private func endBackgroundSends(_ count: Int) {
+        state.withLock { state in
+            state.pendingSends -= count
+            if state.pendingSends == 0 { state.overflowing = false }
         }
     }
 

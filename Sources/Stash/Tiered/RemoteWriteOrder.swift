@@ -59,6 +59,24 @@ package final class RemoteWriteOrder: Sendable {
         }
     }
 
+    /// Returns the tickets of `tickets` (of different keys) whose turn has come, waiting until at
+    /// least one has: for a batch of changes, sent in as many rounds as their turns come.
+    ///
+    /// A batch never waits for all its turns at once: two batches that share two keys, in opposite
+    /// order of tickets, would each wait for the other forever. It waits only while none of its
+    /// tickets is served, so a served ticket is always held by a change that is being sent, and
+    /// every key's queue moves on.
+    ///
+    /// - Complexity: O(`tickets.count`) per round.
+    package func waitForSomeTurns(_ tickets: [Ticket]) async -> [Ticket] {
+        precondition(!tickets.isEmpty, "a batch of no changes has no turn")
+        while true {
+            let served = queues.withLock { queues in tickets.filter { queues[$0.key]?.serving == $0.number } }
+            if !served.isEmpty { return served }
+            await waitForTurn(tickets[0])
+        }
+    }
+
     /// Ends `ticket`'s turn and lets the next ticket of its key go.
     ///
     /// An abandoned ticket whose turn comes holds it while its `onTurn` runs, outside the lock,

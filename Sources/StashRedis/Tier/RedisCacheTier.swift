@@ -46,7 +46,7 @@ import Stash
 ///
 /// Thread-safety: safe to use from any thread or task. No call blocks a thread.
 public final class RedisCacheTier<Value>: RemoteCacheInvalidating, RemoteCacheLocking, RemoteCacheBatchReading,
-    RemoteCacheInserting, Sendable {
+    RemoteCacheBatchWriting, RemoteCacheInserting, Sendable {
     /// The tier's settings.
     public let configuration: Configuration
     /// Everything but the codec: keys, format, commands, invalidations, locks and the breaker.

@@ -318,6 +318,47 @@ extension RedisSuites {
             }
         }
 
+        /// A batch write reaches Redis and the other instance, which drops its older copies.
+        @Test func setValuesReachesRedisAndTheOtherInstanceDropsItsCopies() async throws {
+            try await closingCaches {
+                let a = try makeCache(), b = try makeCache()
+                await a.waitUntilReceivingInvalidations()
+                await b.waitUntilReceivingInvalidations()
+                let appliedByB = b.recordAppliedInvalidations()
+                try await b.setValue("old-x", forKey: "x", ttl: .seconds(60))
+                let setsBefore = try redisCalls("set")
+                let values = ["x": "new-x", "y": "new-y", "z": "new-z"]
+                try await a.setValues(values, ttl: .seconds(60))
+                #expect(try redisCalls("set") - setsBefore == 3)
+                try await appliedByB.wait(for: .key("x"))
+                #expect(b.memory?.value(forKey: "x") == nil)
+                for (key, value) in values {
+                    #expect(try await b.value(forKey: key) == value)
+                    #expect(a.memory?.value(forKey: key) == value)
+                }
+            }
+        }
+
+        /// What a bulk load returned is shared: another instance reads it from Redis, not its loader.
+        @Test func aBulkLoadSharesItsValuesThroughRedis() async throws {
+            try await closingCaches {
+                let a = try makeCache(), b = try makeCache()
+                let keys = ["p", "q", "r"]
+                _ = try await a.values(forKeys: keys) { keys in
+                    Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded-by-a-\($0)") })
+                }
+                try await yield(until: { a.core.remoteLink?.pendingSendCount == 0 })  // sent in the background
+                #expect(try server.cli(["EXISTS"] + keys.map { "shared:\($0)" }).trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+                let loadsByB = LockedValue(0)
+                let values = try await b.values(forKeys: keys) { keys in
+                    loadsByB.withLock { $0 += keys.count }
+                    return Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded-by-b-\($0)") })
+                }
+                #expect(values == ["p": "loaded-by-a-p", "q": "loaded-by-a-q", "r": "loaded-by-a-r"])
+                #expect(loadsByB.withLock { $0 } == 0)
+            }
+        }
+
         @Test func theFleetLockIsTakenOnceAcrossInstances() async throws {
             try await closingCaches {
                 let a = try makeCache(), b = try makeCache()

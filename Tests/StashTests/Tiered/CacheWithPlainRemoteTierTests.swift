@@ -5,7 +5,7 @@ import Testing
 
 /// A `Cache` over a remote tier that has only `RemoteCacheTier`'s four requirements (a store
 /// with no pub/sub, no locks and no multi-key read, as Memcached or DynamoDB would be), and over
-/// one that adds batch reads: the cache uses each capability the tier has and does without the
+/// ones that add batch reads or batch writes: the cache uses each capability the tier has and does without the
 /// others. The Redis tier, which has them all, is tested against real servers in StashRedisTests.
 @Suite(.timeLimit(.minutes(5))) struct CacheWithPlainRemoteTierTests {
     /// A time to live no test of this suite outlives: the stores here expire entries on the real
@@ -148,6 +148,99 @@ import Testing
         #expect(try await cache.value(forKey: "j") == nil, "an untouched key is dropped with the rest")
         await cache.close()
     }
+
+    // MARK: - Writes of many keys
+
+    /// More keys than one turn of the disk queue takes: every one in both local tiers, and in the
+    /// store through one batch write.
+    @Test func setValuesWritesEveryTierAndSendsOneBatchToABatchWritingTier() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = DictionaryStore()
+            let cache = try Cache<String>(
+                memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string),
+                remote: BatchWritingTier(store: store))
+            let values = Dictionary(uniqueKeysWithValues: (0..<(CacheCore<String>.bulkDiskChunk * 2 + 3)).map { ("k\($0)", "v\($0)") })
+            try await cache.setValues(values, ttl: Self.outlivesTheSuite)
+            #expect(store.batchWrites == 1)
+            #expect(store.singleWrites == 0)
+            for (key, value) in values {
+                #expect(store.value(forKey: key) == value)
+                #expect(cache.memory?.value(forKey: key) == value)
+                #expect(try await cache.disk?.value(forKey: key) == value)
+            }
+            await cache.close()
+        }
+    }
+
+    @Test func setValuesSendsOneKeyAtATimeToATierWithoutBatchWrites() async throws {
+        let store = DictionaryStore()
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: PlainTier(store: store))
+        try await cache.setValues(["a": "1", "b": "2", "c": "3"])
+        #expect(store.singleWrites == 3)
+        #expect(["a", "b", "c"].map(store.value(forKey:)) == ["1", "2", "3"])
+        await cache.close()
+    }
+
+    @Test func setValuesRefusesAnEmptyKeyBeforeWritingAnything() async throws {
+        let store = DictionaryStore()
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        await #expect(throws: StashError.self) { try await cache.setValues(["a": "1", "": "2"]) }
+        #expect(cache.memory?.value(forKey: "a") == nil)
+        #expect(store.count == 0)
+        await cache.close()
+    }
+
+    /// A failed batch leaves every value in the local tiers and marks every key stale: none is
+    /// read from the store, and each is removed there once it answers again.
+    @Test func aFailedBatchWriteMarksEveryKeyStaleAndRepairsThemOnceTheStoreAnswers() async throws {
+        let store = DictionaryStore()
+        store.set("old-a", forKey: "a", ttl: nil)
+        store.set("old-b", forKey: "b", ttl: nil)
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        store.failing = true
+        try await cache.setValues(["a": "new-a", "b": "new-b"])
+        #expect(cache.core.remoteLink?.hasStaleKeys == true)
+        #expect(try await cache.value(forKey: "a") == "new-a")
+        store.failing = false
+        try await cache.setValue("other", forKey: "c")  // a success starts the repair
+        try await yield(until: { cache.core.remoteLink?.hasStaleKeys == false })
+        #expect(store.value(forKey: "a") == nil && store.value(forKey: "b") == nil, "the old shared copies are gone")
+        await cache.close()
+    }
+
+    /// What a bulk load returned reaches the store in one batch write, in the background.
+    @Test func aBulkLoadSharesWhatItLoadedInOneBatch() async throws {
+        let store = DictionaryStore()
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let keys = (0..<10).map { "k\($0)" }
+        let values = try await cache.values(forKeys: keys) { keys in
+            Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded-\($0)") })
+        }
+        #expect(values.count == keys.count)
+        try await yield(until: { store.count == keys.count })
+        #expect(store.batchWrites == 1)
+        #expect(store.singleWrites == 0)
+        #expect(store.value(forKey: "k3") == "loaded-k3")
+        await cache.close()
+    }
+
+    /// Two batches that share two keys and took their tickets in opposite orders: neither waits
+    /// for the other forever, and each key ends as its later change left it.
+    @Test func twoBatchesWhoseTicketsCrossBothLandInEachKeysOrder() async throws {
+        let store = DictionaryStore()
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let link = try #require(cache.core.remoteLink)
+        let firstA = link.order.enqueue("a"), firstB = link.order.enqueue("b")
+        let secondA = link.order.enqueue("a"), secondB = link.order.enqueue("b")
+        // One batch holds a's first ticket and b's second; the other, b's first and a's second.
+        async let one: Void = link.sendValues([(firstA, "one-a"), (secondB, "one-b")], ttl: nil)
+        async let two: Void = link.sendValues([(firstB, "two-b"), (secondA, "two-a")], ttl: nil)
+        _ = await (one, two)
+        #expect(store.value(forKey: "a") == "two-a")
+        #expect(store.value(forKey: "b") == "one-b")
+        #expect(link.order.keysInFlight.isEmpty)
+        await cache.close()
+    }
 }
 
 // MARK: - Tiers over an in-process store
@@ -159,6 +252,8 @@ private final class DictionaryStore: Sendable {
         var singleReads = 0
         var batchReads = 0
         var batchedKeys: [String] = []
+        var singleWrites = 0
+        var batchWrites = 0
         var failing = false
     }
 
@@ -167,6 +262,8 @@ private final class DictionaryStore: Sendable {
     var singleReads: Int { state.withLock { $0.singleReads } }
     var batchReads: Int { state.withLock { $0.batchReads } }
     var batchedKeys: [String] { state.withLock { $0.batchedKeys } }
+    var singleWrites: Int { state.withLock { $0.singleWrites } }
+    var batchWrites: Int { state.withLock { $0.batchWrites } }
     var count: Int { state.withLock { $0.entries.count } }
     var failing: Bool {
         get { state.withLock { $0.failing } }
@@ -175,6 +272,15 @@ private final class DictionaryStore: Sendable {
 
     func set(_ value: String, forKey key: String, ttl: Duration?) {
         state.withLock { $0.entries[key] = (value, ttl.map { ContinuousClock.now + $0 }) }
+    }
+
+    /// Stores `values`, counting one write (or one batch), unless the store is failing.
+    func write(_ values: [(key: String, value: String)], ttl: Duration?, batch: Bool) throws {
+        try state.withLock { state in
+            if state.failing { throw CocoaError(.fileWriteUnknown) }
+            if batch { state.batchWrites += 1 } else { state.singleWrites += values.count }
+            for (key, value) in values { state.entries[key] = (value, ttl.map { ContinuousClock.now + $0 }) }
+        }
     }
 
     func value(forKey key: String) -> String? {
@@ -231,8 +337,7 @@ private struct PlainTier: RemoteCacheTier {
     }
 
     func setValue(_ value: String, forKey key: String, ttl: Duration?) async throws {
-        if store.failing { throw CocoaError(.fileWriteUnknown) }
-        store.set(value, forKey: key, ttl: ttl)
+        try store.write([(key, value)], ttl: ttl, batch: false)
     }
 
     func removeValue(forKey key: String) async throws -> Bool {
@@ -259,6 +364,24 @@ private struct BatchTier: RemoteCacheBatchReading {
 
     func entries(forKeys keys: [String]) async throws -> [RemoteCacheEntry<String>?] {
         try plain.store.read(keys, batch: true)
+    }
+}
+
+/// The four requirements and batch writes.
+private struct BatchWritingTier: RemoteCacheBatchWriting {
+    let plain: PlainTier
+
+    init(store: DictionaryStore) { plain = PlainTier(store: store) }
+
+    func entry(forKey key: String) async throws -> RemoteCacheEntry<String>? { try await plain.entry(forKey: key) }
+    func setValue(_ value: String, forKey key: String, ttl: Duration?) async throws {
+        try await plain.setValue(value, forKey: key, ttl: ttl)
+    }
+    func removeValue(forKey key: String) async throws -> Bool { try await plain.removeValue(forKey: key) }
+    func removeAll() async throws { try await plain.removeAll() }
+
+    func setValues(_ values: [(key: String, value: String)], ttl: Duration?) async throws {
+        try plain.store.write(values, ttl: ttl, batch: true)
     }
 }
 
