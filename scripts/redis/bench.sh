@@ -83,3 +83,6 @@ echo "Redis frozen (SIGSTOP) for 3 s under reads, then resumed: the longest call
 echo
 echo "a Cache (memory + Redis) read that hits memory, beside a MemoryCache hit (ns per hit, medians of 15 interleaved rounds):"
 "$BENCH" memory-hit "$PORT" 15
+echo
+echo "1,000 keys stored through a Cache (memory + disk + Redis): setValue per key, setValues, a bulk load (µs per key, medians of 7 interleaved rounds):"
+"$BENCH" cache-batch "$PORT" 1000 7

@@ -8,6 +8,7 @@
 //   stash-redis-bench cache-invalidation PORT SAMPLES
 //   stash-redis-bench hung PORT PID PAUSE_MS ROUNDS   (HungRedisBench.swift; freezes the server PID)
 //   stash-redis-bench memory-hit PORT ROUNDS
+//   stash-redis-bench cache-batch PORT KEYS ROUNDS   (CacheBatchBench.swift)
 //   stash-redis-bench decode MEGABYTES… [--rounds N] [--read BYTES]   (no server: DecodeBench.swift)
 //
 // Prints one line: `rps=<requests per second>`, `p50_us=<..> p99_us=<..>` (for cache-invalidation,
@@ -45,7 +46,7 @@ if arguments.count >= 2, arguments[1] == "decode" {
     exit(0)
 }
 guard arguments.count >= 3, let port = Int(arguments[2]) else {
-    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | cache-invalidation PORT SAMPLES | hung PORT PID PAUSE_MS ROUNDS | memory-hit PORT ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
+    print("usage: stash-redis-bench throughput PORT get|set|set-no-ttl client|tier CLIENTS PIPELINE REQUESTS | invalidation PORT SAMPLES | cache-invalidation PORT SAMPLES | hung PORT PID PAUSE_MS ROUNDS | memory-hit PORT ROUNDS | cache-batch PORT KEYS ROUNDS | decode MEGABYTES… [--rounds N] [--read BYTES]")
     exit(2)
 }
 
@@ -153,6 +154,9 @@ case "cache-invalidation":
 case "hung":
     try await runHungRedisBench(configuration: configuration, pid: Int32(arguments[3])!,
                                 pause: .milliseconds(Int(arguments[4])!), rounds: Int(arguments[5])!)
+
+case "cache-batch":
+    try await runCacheBatchBench(configuration: configuration, keyCount: Int(arguments[3])!, rounds: Int(arguments[4])!)
 
 case "memory-hit":
     // A read through `Cache` (memory + Redis) that hits memory, beside a plain MemoryCache hit:
