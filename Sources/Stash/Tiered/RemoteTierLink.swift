@@ -22,7 +22,10 @@ import Logging
 /// first success at least ``recoveryQuietPeriod`` after its last failure, on the
 /// cache's clock: a restarted store that answers once and fails again (while it
 /// reloads its data, or calls that were under way when it died completing out of
-/// order) stays one incident, logged once, with one recovery.
+/// order) stays one incident, logged once, with one recovery. A lost invalidation
+/// subscription is a failure of the same log, and its applied return a success: so a
+/// restart is one incident however many calls and subscriptions it breaks, and a
+/// subscription lost alone is logged too (the tier logs it at debug level only).
 ///
 /// Thread-safety: all state is behind one lock; remote calls run outside it.
 final class RemoteTierLink<Value: Sendable>: Sendable {
@@ -360,11 +363,16 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     // MARK: - Outages
 
     func recordSuccess() {
-        outages.recordSuccess { _ in "the remote cache tier answers again; sharing resumed" }
+        endOutage()
         let needsRepair = state.withLock { state in
             !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty)
         }
         if needsRepair { repairStaleKeys() }
+    }
+
+    /// Ends the outage under way, if its last failure is a quiet period old.
+    private func endOutage() {
+        outages.recordSuccess { _ in "the remote cache tier answers again; sharing resumed" }
     }
 
     func recordFailure(_ error: any Error, while operation: String) {
@@ -466,11 +474,15 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     /// Notes that the subscription dropped: repairs wait until ``subscriptionRestored(after:)``.
+    /// A failure of the outage log: the outage the calls' failures start, if they fail too (a
+    /// restart of the store), else one of its own.
     func subscriptionLost() {
         state.withLock { state in
             state.subscriptionDown = true
             state.subscriptionLosses += 1
         }
+        outages.recordFailure(
+            "the remote cache tier's invalidation subscription is lost; other instances' changes are not heard until it is back, then every local copy they may have changed is dropped")
     }
 
     /// The number of the latest loss of the subscription, taken when its return is heard.
@@ -480,11 +492,16 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     /// applied (the local tiers dropped what they had to), then repairs the stale keys.
     /// Does not end a later loss.
     func subscriptionRestored(after losses: UInt64) {
-        state.withLock { state in
+        let restored = state.withLock { state in
             if state.subscriptionLosses == losses { state.subscriptionDown = false }
+            return !state.subscriptionDown
         }
+        if restored { endOutage() }
         repairStaleKeys()
     }
+
+    /// Whether the subscription is lost and its return not yet applied (for tests).
+    var isSubscriptionDown: Bool { state.withLock { $0.subscriptionDown } }
 
     /// Returns once the subscription is made, or the link stopped, or the task is cancelled.
     func waitUntilSubscribed() async {

@@ -124,14 +124,15 @@ package final class RedisSubscriber: Sendable {
         while true {
             try? await connection.channel.closeFuture.get()
             if state.withLock({ $0.stopped }) || Task.isCancelled { return }
-            logger.warning("Redis subscription lost; resubscribing", metadata: ["channel": "\(channel)"])
+            // Debug only: the owner hears of it (`onLost`), and a `Cache` logs it as part of its outage.
+            logger.debug("Redis subscription lost; resubscribing", metadata: ["channel": "\(channel)"])
             onLost()
             var delay = min(candidates[index].initialReconnectDelay, Self.maximumResubscribeDelay)
             while true {
                 if state.withLock({ $0.stopped }) || Task.isCancelled { return }
                 do {
                     connection = try await subscribe(candidates[index])
-                    logger.info("Redis subscription restored", metadata: ["channel": "\(channel)"])
+                    logger.debug("Redis subscription restored", metadata: ["channel": "\(channel)"])
                     await onResubscribe()
                     break
                 } catch {

@@ -36,8 +36,11 @@ import Stash
 /// ``Configuration/failureThreshold`` consecutive failures to reach it, calls
 /// throw `.unavailable` at once until one probe is let through: after 125 ms, then
 /// after twice as long each time a probe fails, up to ``Configuration/openDuration``
-/// (1 s), and at once when the invalidation subscription comes back. The outage is
-/// logged once when it starts and once when it ends.
+/// (1 s), and at once when the invalidation subscription comes back. The breaker's
+/// opening and closing, and the subscription's loss and return, are logged at debug level
+/// only: a `Cache` over the tier logs the outage once when it starts and once when it ends,
+/// and a handler given to ``startReceivingInvalidations(_:)`` hears
+/// ``RemoteInvalidation/subscriptionLost``.
 ///
 /// **Speed.** The tier is a thin facade over a non-generic engine that does the
 /// keys, the format and the commands; only the codec runs generic code. The

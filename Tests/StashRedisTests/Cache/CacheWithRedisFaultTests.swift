@@ -372,8 +372,42 @@ extension RedisSuites {
             await otherClient.close()
         }
 
+        /// The subscription alone dropped (Redis kills the subscriber's connection; calls go on
+        /// succeeding): the cache logs it once, as an outage, and its end once; the tier's
+        /// subscriber notes both at debug level only.
+        @Test func aLostSubscriptionAloneIsOneOutageLoggedByTheCache() async throws {
+            try RedisRequirement.requireServer()
+            let server = try RedisServerProcess.start()
+            defer { server.stop() }
+            let client = RedisClient(configuration: server.faultTestConfiguration)
+            let cacheLogs = LogRecorder(), tierLogs = LogRecorder()
+            let tier = RedisCacheTier(executor: client, codec: .string, configuration: .init(keyPrefix: "sub:"),
+                                      clock: ManualClock(), logger: tierLogs.logger)
+            let clock = ManualClock()
+            let cache = try Cache<String>(
+                memory: MemoryCache(configuration: .init(label: "sub", clock: clock)), disk: nil, remote: tier,
+                logger: cacheLogs.logger)
+            await cache.waitUntilReceivingInvalidations()
+            let link = try #require(cache.core.remoteLink)
+
+            try server.cli(["CLIENT", "KILL", "TYPE", "pubsub"])
+            try await yield(until: { link.subscriptionLosses == 1 })
+            #expect(cacheLogs.count(atLeast: .warning) == 1, "\(cacheLogs.messages(at: .warning))")
+            clock.advance(by: .seconds(1))
+            try await yield(until: { !link.isSubscriptionDown })  // back, and its return applied
+            // Its return ends the outage once the quiet second has passed; else the next success does.
+            _ = try await cache.value(forKey: "probe")
+            #expect(cacheLogs.messages(at: .info).count == 1, "one recovery")
+            #expect(cacheLogs.count(atLeast: .warning) == 1)
+            #expect(tierLogs.count(atLeast: .info) == 0, "\(tierLogs.messages(at: .warning))")
+            #expect(tierLogs.messages(at: .debug).contains { $0.contains("subscription lost") })
+            await tier.close()
+            await client.close()
+        }
+
         /// Redis restarted, answering once and then failing again: one outage for
-        /// the cache, ended only by a success a quiet second after its last failure.
+        /// the cache, its calls' failures and its subscription's losses together, ended only by a
+        /// success a quiet second after its last failure.
         @Test func aRestartThatAnswersOnceAndFailsAgainIsOneOutage() async throws {
             try RedisRequirement.requireServer()
             let server = try RedisServerProcess.start()
@@ -393,14 +427,20 @@ extension RedisSuites {
                 #expect(value == nil, "a miss, and never an error")
             }
 
+            let link = try #require(cache.core.remoteLink)
             try await read()
             server.kill()
             try await read()
+            // The subscription's loss is part of the same outage; waited for, so that it is not
+            // heard after the outage ends.
+            try await yield(until: { link.subscriptionLosses == 1 })
             #expect(cacheLogs.count(atLeast: .warning) == 1, "the outage starts")
             try server.launch()
             try await read()
+            try await yield(until: { !link.isSubscriptionDown })  // back, and its return applied
             server.kill()
             try await read()
+            try await yield(until: { link.subscriptionLosses == 2 })
             try server.launch()
             try await read()
             #expect(recoveries() == 0, "answering within a second of a failure does not end the outage")
