@@ -42,11 +42,13 @@ extension Cache {
     /// - Parameters:
     ///   - values: The values, by key; each key any non-empty string.
     ///   - ttl: How long each entry lives, in every tier. Defaults to `nil` (no expiry).
-    /// - Throws: ``StashError``: `.invalidKey` for an empty key, before anything is written; a
-    ///   disk tier's error (an encoding failure, a value over the size limit, a disk failure) for
-    ///   the first value it refuses. Then the values written before it stay written and are sent
-    ///   to the remote tier, the failed key is in no local tier, and the rest are not written. A
-    ///   remote failure never throws: it marks the keys stale, as for `setValue`.
+    /// - Throws: ``StashError``: `.invalidKey` for an empty key, before anything is written;
+    ///   `.closed` after `close()`; a disk tier's error (an encoding failure, a value over the size
+    ///   limit, a disk failure) for the first value it refuses, in the dictionary's order (which
+    ///   is unspecified: on such an error, read back the keys that matter). The values written
+    ///   before it stay written and are sent to the remote tier; the refused key is dropped from
+    ///   memory and keeps on disk what it held before; the rest are not written. A remote failure
+    ///   never throws: it marks the keys stale, as for `setValue`.
     /// - Complexity: O(n) memory writes plus one disk transaction per value, on the disk tier's
     ///   queue; never blocks the calling thread. Thread-safe.
     public func setValues(_ values: [String: Value], ttl: Duration? = nil) async throws(StashError) {

@@ -184,8 +184,8 @@ extension CacheCore {
             let losses = remoteLink?.subscriptionLosses ?? 0
             background.start { [self] in
                 await dropLocalValuesExceptUnsent()
-                remoteLink?.didApply(invalidation)
                 remoteLink?.subscriptionRestored(after: losses)
+                remoteLink?.didApply(invalidation)
             }
         case .subscriptionLost:
             remoteLink?.subscriptionLost()

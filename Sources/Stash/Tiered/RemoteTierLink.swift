@@ -188,37 +188,49 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
         return await sendInTurn(change, forKey: ticket.key)
     }
 
+    /// The most values one batch write carries: a failed batch marks all its keys stale, and past
+    /// ``maximumStaleKeys`` the whole remote tier is distrusted (and emptied by the repair).
+    static var maximumBatchWrite: Int { 1_000 }
+
     /// Sends `values` (one per ticket, each of a different key), each once every earlier change of
     /// its key has been sent: in rounds, as their turns come (see
-    /// ``RemoteWriteOrder/waitForSomeTurns(_:)``), each round in one round trip when the tier is
-    /// ``RemoteCacheBatchWriting``, else one per key. Without a concurrent change of its keys, a
-    /// batch is one round.
+    /// ``RemoteWriteOrder/waitForSomeTurns(_:)``). A round goes in one round trip per
+    /// ``maximumBatchWrite`` values when the tier is ``RemoteCacheBatchWriting``, else one call per
+    /// value, side by side. Without a concurrent change of its keys, a batch is one round.
     func sendValues(_ writes: [(ticket: RemoteWriteOrder.Ticket, value: Value)], ttl: Duration?) async {
+        precondition(Set(writes.map(\.ticket.key)).count == writes.count, "one change per key in a batch")
         var pending = writes
         while !pending.isEmpty {
             let served = Set(await order.waitForSomeTurns(pending.map(\.ticket)).map(\.key))
             let round = pending.filter { served.contains($0.ticket.key) }
             pending.removeAll { served.contains($0.ticket.key) }
             guard let batchWriting, round.count > 1 else {
-                for write in round {
-                    await sendInTurn(.set(write.value, ttl: ttl), forKey: write.ticket.key)
-                    order.finish(write.ticket)
+                await withTaskGroup(of: Void.self) { group in
+                    for write in round {
+                        group.addTask {
+                            await self.sendInTurn(.set(write.value, ttl: ttl), forKey: write.ticket.key)
+                            self.order.finish(write.ticket)
+                        }
+                    }
                 }
                 continue
             }
-            do {
-                try await batchWriting.setValues(round.map { ($0.ticket.key, $0.value) }, ttl: ttl)
-                state.withLock { state in
-                    for write in round { state.didSend(write.ticket.key) }
+            for start in stride(from: 0, to: round.count, by: Self.maximumBatchWrite) {
+                let chunk = round[start..<min(start + Self.maximumBatchWrite, round.count)]
+                do {
+                    try await batchWriting.setValues(chunk.map { ($0.ticket.key, $0.value) }, ttl: ttl)
+                    state.withLock { state in
+                        for write in chunk { state.didSend(write.ticket.key) }
+                    }
+                    recordSuccess()
+                } catch {
+                    state.withLock { state in
+                        for write in chunk { state.markStale(write.ticket.key) }
+                    }
+                    recordFailure(error, while: "writing \(chunk.count) keys")
                 }
-                recordSuccess()
-            } catch {
-                state.withLock { state in
-                    for write in round { state.markStale(write.ticket.key) }
-                }
-                recordFailure(error, while: "writing \(round.count) keys")
+                for write in chunk { order.finish(write.ticket) }
             }
-            for write in round { order.finish(write.ticket) }
         }
     }
 
@@ -271,7 +283,7 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     /// ``send(_:ticket:)`` in a background task of the cache's, for the synchronous API; past
     /// ``maximumPendingSends`` sends under way, the key is marked stale instead (in its order).
     func sendInBackground(_ change: Change, ticket: RemoteWriteOrder.Ticket) {
-        guard admitBackgroundSends(1, else: [ticket]) else { return }
+        guard admitBackgroundSends(of: [ticket]) == 1 else { return }
         background.start {
             await self.send(change, ticket: ticket)
             self.endBackgroundSends(1)
@@ -279,39 +291,42 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     }
 
     /// ``sendValues(_:ttl:)`` in a background task of the cache's, for loads; each value counts
-    /// toward ``maximumPendingSends``.
+    /// toward ``maximumPendingSends``, and those past it are not sent (their keys marked stale).
     func sendValuesInBackground(_ writes: [(ticket: RemoteWriteOrder.Ticket, value: Value)], ttl: Duration?) {
-        guard !writes.isEmpty, admitBackgroundSends(writes.count, else: writes.map(\.ticket)) else { return }
+        let admitted = admitBackgroundSends(of: writes.map(\.ticket))
+        guard admitted > 0 else { return }
+        let sent = Array(writes.prefix(admitted))
         background.start {
-            await self.sendValues(writes, ttl: ttl)
-            self.endBackgroundSends(writes.count)
+            await self.sendValues(sent, ttl: ttl)
+            self.endBackgroundSends(admitted)
         }
     }
 
-    /// Counts `count` sends starting in the background; past ``maximumPendingSends`` (unless none
-    /// is under way), gives up `tickets` instead, marking their keys stale in their order.
-    private func admitBackgroundSends(_ count: Int, else tickets: [RemoteWriteOrder.Ticket]) -> Bool {
-        let (accepted, overflowStarts): (Bool, Bool) = state.withLock { state in
-            guard state.pendingSends == 0 || state.pendingSends + count <= state.maximumPendingSends else {
-                defer { state.overflowing = true }
-                return (false, !state.overflowing)
-            }
-            state.pendingSends += count
-            return (true, false)
+    /// Counts as many sends of `tickets` starting in the background as ``maximumPendingSends``
+    /// allows, and gives up the others (from the end), marking their keys stale in their order.
+    ///
+    /// - Returns: How many of `tickets`, from the first, may be sent.
+    private func admitBackgroundSends(of tickets: [RemoteWriteOrder.Ticket]) -> Int {
+        let (admitted, overflowStarts): (Int, Bool) = state.withLock { state in
+            let admitted = min(tickets.count, max(0, state.maximumPendingSends - state.pendingSends))
+            state.pendingSends += admitted
+            guard admitted < tickets.count else { return (admitted, false) }
+            defer { state.overflowing = true }
+            return (admitted, !state.overflowing)
         }
-        guard !accepted else { return true }
+        guard admitted < tickets.count else { return admitted }
         if overflowStarts {
             logger.warning(
                 "the remote cache tier is slower than the writes: changes past the limit are not sent; their keys are removed from the remote tier once it keeps up",
                 metadata: ["pending": "\(maximumPendingSends)"])
         }
-        for ticket in tickets {
+        for ticket in tickets[admitted...] {
             order.abandon(ticket) { [self] in
                 markStale(ticket.key)
                 repairStaleKeys()
             }
         }
-        return false
+        return admitted
     }
 
     private func endBackgroundSends(_ count: Int) {
@@ -363,7 +378,8 @@ final class RemoteTierLink<Value: Sendable>: Sendable {
     // MARK: - Outages
 
     func recordSuccess() {
-        endOutage()
+        // While the subscription is lost, calls that succeed do not end the outage: its return does.
+        if !state.withLock({ $0.subscriptionDown }) { endOutage() }
         let needsRepair = state.withLock { state in
             !state.repairing && (state.everythingStale || !state.staleKeys.isEmpty)
         }

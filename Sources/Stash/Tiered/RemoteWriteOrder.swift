@@ -5,7 +5,8 @@
 /// stripe lock (right after its local write), so tickets are numbered in the
 /// local order. ``waitForTurn(_:)`` then suspends until every earlier ticket of
 /// the key has called ``finish(_:)``. Changes of different keys never wait for
-/// each other. A key with no change in flight takes no memory.
+/// each other, but for those a batch sends together (``waitForSomeTurns(_:)``). A key
+/// with no change in flight takes no memory.
 ///
 /// Also `package`: StashHummingbird's persist driver orders its read-then-write `set`s of one
 /// key with it.
@@ -23,10 +24,17 @@ package final class RemoteWriteOrder: Sendable {
         let number: UInt64
     }
 
+    /// A task waiting for a turn: one ticket's, or the first to come of a batch's tickets.
+    private enum Waiter {
+        case one(CheckedContinuation<Void, Never>)
+        /// Parked under each of `tickets`, and removed from all of them when one's turn comes.
+        case batch(CheckedContinuation<Void, Never>, tickets: [Ticket])
+    }
+
     private struct Queue {
         var nextNumber: UInt64 = 0
         var serving: UInt64 = 0
-        var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var waiting: [UInt64: Waiter] = [:]
         /// Tickets given up before their turn, with what to run when it comes.
         var abandoned: [UInt64: @Sendable () -> Void] = [:]
     }
@@ -52,7 +60,7 @@ package final class RemoteWriteOrder: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now: Bool = queues.withLock { queues in
                 if queues[ticket.key]?.serving == ticket.number { return true }
-                queues[ticket.key]!.waiting[ticket.number] = continuation
+                queues[ticket.key]!.waiting[ticket.number] = .one(continuation)
                 return false
             }
             if now { continuation.resume() }
@@ -64,17 +72,23 @@ package final class RemoteWriteOrder: Sendable {
     ///
     /// A batch never waits for all its turns at once: two batches that share two keys, in opposite
     /// order of tickets, would each wait for the other forever. It waits only while none of its
-    /// tickets is served, so a served ticket is always held by a change that is being sent, and
-    /// every key's queue moves on.
+    /// tickets is served, and is woken by the first of them whose turn comes, so a served ticket is
+    /// always held by a change that is being sent, and every key's queue moves on.
     ///
-    /// - Complexity: O(`tickets.count`) per round.
+    /// - Complexity: O(`tickets.count`) per wait.
     package func waitForSomeTurns(_ tickets: [Ticket]) async -> [Ticket] {
         precondition(!tickets.isEmpty, "a batch of no changes has no turn")
-        while true {
-            let served = queues.withLock { queues in tickets.filter { queues[$0.key]?.serving == $0.number } }
-            if !served.isEmpty { return served }
-            await waitForTurn(tickets[0])
+        let served = queues.withLock { queues in tickets.filter { queues[$0.key]?.serving == $0.number } }
+        if !served.isEmpty { return served }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = queues.withLock { queues in
+                if tickets.contains(where: { queues[$0.key]?.serving == $0.number }) { return true }
+                for ticket in tickets { queues[ticket.key]!.waiting[ticket.number] = .batch(continuation, tickets: tickets) }
+                return false
+            }
+            if now { continuation.resume() }
         }
+        return queues.withLock { queues in tickets.filter { queues[$0.key]?.serving == $0.number } }
     }
 
     /// Ends `ticket`'s turn and lets the next ticket of its key go.
@@ -95,9 +109,20 @@ package final class RemoteWriteOrder: Sendable {
                     queues[current.key] = nil
                     return (nil, nil)
                 }
-                let next = queue.waiting.removeValue(forKey: queue.serving)
+                let waiter = queue.waiting.removeValue(forKey: queue.serving)
                 queues[current.key] = queue
-                return (nil, next)
+                switch waiter {
+                case .one(let next):
+                    return (nil, next)
+                case .batch(let next, let tickets):
+                    // Woken once: no longer parked under the batch's other tickets.
+                    for other in tickets where other.key != current.key {
+                        queues[other.key]?.waiting[other.number] = nil
+                    }
+                    return (nil, next)
+                case nil:
+                    return (nil, nil)
+                }
             }
             guard let onTurn else {
                 next?.resume()

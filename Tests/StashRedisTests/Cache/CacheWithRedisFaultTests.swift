@@ -444,6 +444,8 @@ extension RedisSuites {
             try server.launch()
             try await read()
             #expect(recoveries() == 0, "answering within a second of a failure does not end the outage")
+            // Nor does a success while the subscription is lost: its return does (waited for here).
+            try await yield(until: { !link.isSubscriptionDown })
 
             clock.advance(by: .seconds(1))
             try await read()

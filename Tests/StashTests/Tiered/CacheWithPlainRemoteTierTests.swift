@@ -224,6 +224,24 @@ import Testing
         await cache.close()
     }
 
+    /// A bulk load larger than the room left for background sends: what fits is sent, the rest is
+    /// kept locally only, its keys marked stale (and repaired: removed from the store).
+    @Test func aBulkLoadPastTheSendLimitSendsWhatFitsAndMarksTheRestStale() async throws {
+        let store = DictionaryStore()
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let link = try #require(cache.core.remoteLink)
+        link.maximumPendingSends = 3
+        let keys = (0..<5).map { "k\($0)" }
+        let values = try await cache.values(forKeys: keys) { keys in
+            Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded-\($0)") })
+        }
+        #expect(values.count == 5)
+        try await yield(until: { link.pendingSendCount == 0 && !link.hasStaleKeys })
+        #expect(store.count == 3)
+        for key in keys { #expect(cache.memory?.value(forKey: key) == "loaded-\(key)") }
+        await cache.close()
+    }
+
     /// Two batches that share two keys and took their tickets in opposite orders: neither waits
     /// for the other forever, and each key ends as its later change left it.
     @Test func twoBatchesWhoseTicketsCrossBothLandInEachKeysOrder() async throws {

@@ -42,4 +42,22 @@ import Testing
         #expect(ran.count == 2)
         order.finish(a)
     }
+
+    /// A batch waiting for its turns is woken by the first of them to come, whichever key it is
+    /// (here the second), so a key of the batch never waits for another key's send.
+    @Test func aBatchIsWokenByWhicheverOfItsTurnsComesFirst() async throws {
+        let order = RemoteWriteOrder()
+        let firstX = order.enqueue("x"), firstY = order.enqueue("y")
+        let batch = [order.enqueue("x"), order.enqueue("y")]
+        let waiter = Task { await order.waitForSomeTurns(batch).map(\.key) }
+        try await yield(until: { order.waiterCount(forKey: "x") == 1 && order.waiterCount(forKey: "y") == 1 })
+        order.finish(firstY)  // x's first change is still being sent
+        #expect(await waiter.value == ["y"])
+        #expect(order.waiterCount(forKey: "x") == 0, "woken once, parked nowhere else")
+        order.finish(batch[1])
+        order.finish(firstX)
+        #expect(await order.waitForSomeTurns([batch[0]]).map(\.key) == ["x"])
+        order.finish(batch[0])
+        #expect(order.keysInFlight.isEmpty)
+    }
 }
