@@ -84,7 +84,9 @@ struct HTTPBench {
         let slowOps = 20_000 / scale
         var missCounter = 0
         var results: [String: [Double]] = [:]
+        // `--only NAME`: one operation alone, for a profiler.
         let names = ["MemoryCache lookup", "HTTPCache fresh hit (memory)", "HTTPCache disk hit", "HTTPCache miss (stored)", "HTTPCache revalidation (304)"]
+            .filter { name in value(after: "--only", in: arguments).map { name.contains($0) } ?? true }
 
         for round in 0..<rounds {
             for offset in 0..<names.count {
@@ -130,7 +132,7 @@ struct HTTPBench {
         _ = system("rm -rf '\(directory)'")
 
         print("stash-http-bench: \(rounds) rounds, interleaved; ns per operation, medians (min … max)")
-        let baseline = median(results["MemoryCache lookup"]!)
+        let baseline = results["MemoryCache lookup"].map(median) ?? 0
         for name in names {
             let values = results[name]!
             let mid = median(values)

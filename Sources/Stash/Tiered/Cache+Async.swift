@@ -15,7 +15,7 @@ extension Cache {
             return hit
         }
         guard hasTiersBelowMemory else { return nil }
-        return try await core.awaitValueBelowMemory(forKey: key)
+        return try await core.awaitValueBelowMemory(forKey: key, writingMemory: writeMemory)
     }
 
     /// Whether any tier, the remote one included, holds `key`. See `contains(_:)`.

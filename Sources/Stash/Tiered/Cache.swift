@@ -236,7 +236,14 @@ public final class Cache<Value: Sendable>: Sendable {
         if let hit = memory?.value(forKey: key) {
             return hit
         }
-        return try core.valueBelowMemory(forKey: key)
+        return try core.valueBelowMemory(forKey: key, writingMemory: writeMemory)
+    }
+
+    /// The memory write of a disk hit's promotion, handed to the engine by the inlinable reads so
+    /// that it is specialised for the caller's `Value` (see `CacheCore.MemoryWrite`).
+    @inlinable
+    func writeMemory(_ value: Value, forKey key: String, cost: Int, ttl: Duration?) {
+        memory?.setValue(value, forKey: key, cost: cost, ttl: ttl)
     }
 
     /// Whether either local tier holds a fresh value for `key`. Changes no

@@ -7,11 +7,17 @@
 extension CacheCore {
     /// The async `value(forKey:)` after a memory miss: from the remote tier
     /// or disk, promoted into the local tiers.
-    @usableFromInline
     func awaitValueBelowMemory(forKey key: String) async throws(StashError) -> Value? {
+        try await awaitValueBelowMemory(forKey: key, writingMemory: writeMemory)
+    }
+
+    /// ``awaitValueBelowMemory(forKey:)``, a disk hit read on the caller's thread promoted with
+    /// `writeMemory` (see ``MemoryWrite``).
+    @usableFromInline
+    func awaitValueBelowMemory(forKey key: String, writingMemory writeMemory: MemoryWrite) async throws(StashError) -> Value? {
         if let remoteLink { return try await valueThroughRemote(forKey: key, remoteLink) }
         guard let disk else { return nil }
-        if case .done(let value) = try valueBelowMemoryOnCallerThread(forKey: key, disk) { return value }
+        if case .done(let value) = try valueBelowMemoryOnCallerThread(forKey: key, disk, writingMemory: writeMemory) { return value }
         return try await disk.run { [self] () throws(StashError) in try valueBelowMemory(forKey: key) }
     }
 
@@ -21,7 +27,7 @@ extension CacheCore {
     /// `.needsIOQueue` otherwise, having counted nothing: the hop to the disk tier's queue and
     /// back costs several times the read (the figures: docs/benchmarks.md, issue #27's store).
     private func valueBelowMemoryOnCallerThread(
-        forKey key: String, _ disk: DiskCache<Value>
+        forKey key: String, _ disk: DiskCache<Value>, writingMemory writeMemory: MemoryWrite
     ) throws(StashError) -> DiskCallerThreadRead<Value> {
         let read = try stripes.withLockIfFreeUnlessInvalidating(for: key) {
             () throws(StashError) -> DiskCallerThreadRead<Value>? in
@@ -29,7 +35,7 @@ extension CacheCore {
             if let hit = memory?.uncountedValue(forKey: key) { return .done(hit) }
             switch try disk.valueWithMetadataOnCallerThread(forKey: key) {
             case .done(let found?):
-                promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration)
+                promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration, writingMemory: writeMemory)
                 return .done(found.value)
             case .done(nil):
                 return .done(nil)

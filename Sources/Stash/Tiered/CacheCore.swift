@@ -86,9 +86,28 @@ final class CacheCore<Value: Sendable>: Sendable {
 
     // MARK: - Reading
 
-    /// `value(forKey:)` after a memory miss: from disk, promoted into memory.
+    /// The memory write of a promotion: `(value, key, cost, ttl)`.
+    ///
+    /// The facade's inlinable reads pass a closure that calls ``MemoryCache/setValue(_:forKey:cost:ttl:)``,
+    /// so that the write is specialised for the caller's `Value`: called from this generic engine,
+    /// the memory tier's code looks up type metadata at every step (the cost: docs/benchmarks.md,
+    /// "The store on `Cache`").
     @usableFromInline
+    typealias MemoryWrite = (Value, String, Int, Duration?) -> Void
+
+    /// `value(forKey:)` after a memory miss: from disk, promoted into memory.
     func valueBelowMemory(forKey key: String) throws(StashError) -> Value? {
+        try valueBelowMemory(forKey: key, writingMemory: writeMemory)
+    }
+
+    /// The memory write of a promotion, unspecialised: for the engine's own reads.
+    func writeMemory(_ value: Value, forKey key: String, cost: Int, ttl: Duration?) {
+        memory?.setValue(value, forKey: key, cost: cost, ttl: ttl)
+    }
+
+    /// `value(forKey:)` after a memory miss: from disk, promoted into memory with `writeMemory`.
+    @usableFromInline
+    func valueBelowMemory(forKey key: String, writingMemory writeMemory: MemoryWrite) throws(StashError) -> Value? {
         guard let disk else { return nil }
         // Not while an invalidation of the key is under way: its disk copy is the old value.
         return try stripes.withLockUnlessInvalidating(for: key) { () throws(StashError) -> Value? in
@@ -98,7 +117,7 @@ final class CacheCore<Value: Sendable>: Sendable {
                 return hit
             }
             guard let found = try disk.valueWithMetadata(forKey: key) else { return nil }
-            promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration)
+            promote(found.value, forKey: key, encodedSize: found.size, expiration: found.expiration, writingMemory: writeMemory)
             return found.value
         }
     }
@@ -194,15 +213,15 @@ final class CacheCore<Value: Sendable>: Sendable {
         try disk?.removeAll(progress: progress)
     }
 
-    /// Puts a value read from disk into memory, with its remaining time to live.
-    func promote(_ value: Value, forKey key: String, encodedSize: Int, expiration: Int64?) {
-        guard let memory, let disk else { return }
+    /// Puts a value read from disk into memory with `writeMemory`, with its remaining time to live.
+    func promote(_ value: Value, forKey key: String, encodedSize: Int, expiration: Int64?, writingMemory writeMemory: MemoryWrite) {
+        guard memory != nil, let disk else { return }
         var ttl: Duration?
         if let expiration {
             let remaining = expiration &- disk.nanosecondsNow
             guard remaining > 0 else { return }
             ttl = .nanoseconds(remaining)
         }
-        memory.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+        writeMemory(value, key, cost(value, encodedSize), ttl)
     }
 }
