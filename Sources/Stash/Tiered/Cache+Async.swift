@@ -25,8 +25,10 @@ extension Cache {
 
     /// Stores `value` in every tier, returning once the remote tier has it (or
     /// failed to take it). See `setValue(_:forKey:ttl:)`.
+    // Inlinable, so that a memory-only cache's write is specialised for the caller's `Value`.
+    @inlinable
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) async throws(StashError) {
-        try await core.setValue(value, forKey: key, ttl: ttl)
+        try await core.setValue(value, forKey: key, ttl: ttl, writingMemory: writeMemory)
     }
 
     /// Stores each value in every tier, all with one time to live, returning once the remote tier

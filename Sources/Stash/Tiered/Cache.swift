@@ -274,8 +274,11 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   longer holds `key`, so it stays consistent with disk; nothing is sent
     ///   to the remote tier.
     /// - Complexity: O(1) for memory plus one disk transaction. Blocks on disk I/O. Thread-safe.
+    // Inlinable, so that the memory write is specialised for the caller's `Value` (see
+    // `CacheCore.MemoryWrite`).
+    @inlinable
     public func setValue(_ value: Value, forKey key: String, ttl: Duration? = nil) throws(StashError) {
-        try core.setValue(value, forKey: key, ttl: ttl)
+        try core.setValue(value, forKey: key, ttl: ttl, writingMemory: writeMemory)
     }
 
     /// Removes `key` from both tiers. With a remote tier, the removal is sent

@@ -56,13 +56,16 @@ extension CacheCore {
 
     /// Stores `value` in every tier, returning once the remote tier has it (or
     /// failed to take it). See `setValue(_:forKey:ttl:)`.
-    func setValue(_ value: Value, forKey key: String, ttl: Duration?) async throws(StashError) {
+    /// Memory-only, memory is written with `writeMemory` (see ``MemoryWrite``); with a disk tier
+    /// the write runs on its queue, unspecialised beside the disk's transaction.
+    @usableFromInline
+    func setValue(_ value: Value, forKey key: String, ttl: Duration?, writingMemory writeMemory: MemoryWrite) async throws(StashError) {
         if let remoteLink { return try await setValueThroughRemote(value, forKey: key, ttl: ttl, remoteLink) }
         guard let disk else {
-            try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
+            try synchronously { () throws(StashError) in try setValue(value, forKey: key, ttl: ttl, writingMemory: writeMemory) }
             return
         }
-        try await disk.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl) }
+        try await disk.run { [self] () throws(StashError) in try setValue(value, forKey: key, ttl: ttl, writingMemory: self.writeMemory) }
     }
 
     /// Removes `key` from every tier. See `removeValue(forKey:)`.

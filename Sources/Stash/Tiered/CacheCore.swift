@@ -130,18 +130,26 @@ final class CacheCore<Value: Sendable>: Sendable {
 
     // MARK: - Writing
 
-    /// See ``Cache/setValue(_:forKey:ttl:)``.
-    func setValue(_ value: Value, forKey key: String, ttl: Duration?) throws(StashError) {
-        let ticket = try setLocalValue(value, forKey: key, ttl: ttl)
+    /// See ``Cache/setValue(_:forKey:ttl:)``; memory written with `writeMemory` (see ``MemoryWrite``).
+    @usableFromInline
+    func setValue(_ value: Value, forKey key: String, ttl: Duration?, writingMemory writeMemory: MemoryWrite) throws(StashError) {
+        let ticket = try setLocalValue(value, forKey: key, ttl: ttl, writingMemory: writeMemory)
         if let ticket { remoteLink?.sendInBackground(.set(value, ttl: ttl), ticket: ticket) }
     }
 
     /// Writes the local tiers under `key`'s stripe lock and, with a remote tier,
     /// takes the change's place in the order of `key`'s remote changes.
     func setLocalValue(_ value: Value, forKey key: String, ttl: Duration?) throws(StashError) -> RemoteWriteOrder.Ticket? {
+        try setLocalValue(value, forKey: key, ttl: ttl, writingMemory: writeMemory)
+    }
+
+    /// ``setLocalValue(_:forKey:ttl:)`` writing memory with `writeMemory` (see ``MemoryWrite``).
+    func setLocalValue(
+        _ value: Value, forKey key: String, ttl: Duration?, writingMemory writeMemory: MemoryWrite
+    ) throws(StashError) -> RemoteWriteOrder.Ticket? {
         try stripes.withChange(for: key) { () throws(StashError) -> RemoteWriteOrder.Ticket? in
             loadTickets.withLock { $0.void(key) }
-            try _writeLocal(value, forKey: key, ttl: ttl, grace: nil)
+            try _writeLocal(value, forKey: key, ttl: ttl, grace: nil, writingMemory: writeMemory)
             return remoteLink?.order.enqueue(key)
         }
     }
@@ -150,6 +158,13 @@ final class CacheCore<Value: Sendable>: Sendable {
     /// if the disk write fails, removes memory's copy and throws. Expects the
     /// key's stripe lock held.
     func _writeLocal(_ value: Value, forKey key: String, ttl: Duration?, grace: Duration?) throws(StashError) {
+        try _writeLocal(value, forKey: key, ttl: ttl, grace: grace, writingMemory: writeMemory)
+    }
+
+    /// ``_writeLocal(_:forKey:ttl:grace:)``, a write without `grace` made with `writeMemory`.
+    func _writeLocal(
+        _ value: Value, forKey key: String, ttl: Duration?, grace: Duration?, writingMemory writeMemory: MemoryWrite
+    ) throws(StashError) {
         var encodedSize: Int?
         if let disk {
             do throws(StashError) {
@@ -161,10 +176,11 @@ final class CacheCore<Value: Sendable>: Sendable {
         } else {
             try DiskCache<Value>.validate(key)
         }
+        guard memory != nil else { return }
         if let grace {
             memory?.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
         } else {
-            memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+            writeMemory(value, key, cost(value, encodedSize), ttl)
         }
     }
 
