@@ -187,6 +187,13 @@ public final class DiskCache<Value: Sendable>: Sendable {
         try core.setValue(value, forKey: key, ttl: ttl, extendedData: nil)
     }
 
+    /// Writes `values` in one transaction, for ``Cache/setValues(_:ttl:)``: per value, in order,
+    /// its encoded size once stored, else its error (a value fails alone, unless the transaction
+    /// does). Blocks on disk I/O.
+    func setValuesReturningSizes(_ values: [(key: String, value: Value)], ttl: Duration?) -> [Result<Int, StashError>] {
+        core.setValues(values, ttl: ttl)
+    }
+
     /// Throws ``StashError/Code/invalidKey`` for a key the disk tier refuses (the
     /// empty key), so that a memory-only ``Cache`` refuses the same keys.
     static func validate(_ key: String) throws(StashError) {

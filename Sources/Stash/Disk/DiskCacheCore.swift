@@ -316,6 +316,45 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         return bytes.count
     }
 
+    /// Writes several values in one storage transaction (not through ``writes``: the batch is its
+    /// own group), each encoded on its own: a value that cannot be encoded or is over the size
+    /// limit fails alone; a failed transaction fails every value it carried.
+    ///
+    /// - Returns: Per value, in order: its encoded size once stored, else its error.
+    func setValues(_ values: [(key: String, value: Value)], ttl: Duration?) -> [Result<Int, StashError>] {
+        var results = [Result<Int, StashError>](repeating: .success(0), count: values.count)
+        let ttlNanos = ttl?.nanosecondsClamped
+        var batch: [PendingWrite] = []
+        var batchIndices: [Int] = []
+        batch.reserveCapacity(values.count)
+        for (index, (key, value)) in values.enumerated() {
+            let key = KVStorage.storedKey(key)
+            do throws(StashError) {
+                try KVStorage.validate(key)
+                let bytes: Data
+                do {
+                    bytes = try codec.encode(value)
+                } catch {
+                    throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
+                }
+                results[index] = .success(bytes.count)
+                if let ttlNanos, ttlNanos <= 0 {
+                    try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
+                    continue
+                }
+                batch.append(PendingWrite(key: key, value: bytes, ttl: ttlNanos, extendedData: nil))
+                batchIndices.append(index)
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        guard !batch.isEmpty else { return results }
+        for (index, failure) in zip(batchIndices, commitWrites(batch)) {
+            if let failure { results[index] = .failure(failure) }
+        }
+        return results
+    }
+
     /// A write waiting in ``writes`` for its commit.
     private struct PendingWrite {
         var key: String

@@ -33,26 +33,27 @@ extension Cache {
 
     /// Stores each value in every tier, all with one time to live, returning once the remote tier
     /// has them (or failed to take them): as many `setValue(_:forKey:ttl:)` calls, at the cost of
-    /// one turn of the disk tier's queue per 128 keys and, when the remote tier is
+    /// one disk transaction per 128 keys (on the disk tier's queue) and, when the remote tier is
     /// ``RemoteCacheBatchWriting`` (Redis), one round trip for all of them.
     ///
     /// Each key is written as `setValue` writes it, under its own lock, so a reader sees each key
-    /// change on its own, never the batch at once. Each key's changes reach the remote tier in the
-    /// order they reached the local tiers, also when other calls change some of the same keys
-    /// meanwhile (the batch then goes out in several round trips, as its keys' turns come).
+    /// change on its own; the keys of one chunk of 128 appear on disk together. Each key's changes
+    /// reach the remote tier in the order they reached the local tiers, also when other calls
+    /// change some of the same keys meanwhile (the batch then goes out in several round trips, as
+    /// its keys' turns come).
     ///
     /// - Parameters:
     ///   - values: The values, by key; each key any non-empty string.
     ///   - ttl: How long each entry lives, in every tier. Defaults to `nil` (no expiry).
     /// - Throws: ``StashError``: `.invalidKey` for an empty key, before anything is written;
-    ///   `.closed` after `close()`; a disk tier's error (an encoding failure, a value over the size
-    ///   limit, a disk failure) for the first value it refuses, in the dictionary's order (which
-    ///   is unspecified: on such an error, read back the keys that matter). The values written
-    ///   before it stay written and are sent to the remote tier; the refused key is dropped from
-    ///   memory and keeps on disk what it held before; the rest are not written. A remote failure
-    ///   never throws: it marks the keys stale, as for `setValue`.
-    /// - Complexity: O(n) memory writes plus one disk transaction per value, on the disk tier's
-    ///   queue; never blocks the calling thread. Thread-safe.
+    ///   `.closed` after `close()`; otherwise the first error of a value the disk tier refused
+    ///   (an encoding failure, a value over the size limit, a disk failure), once every other
+    ///   value is written and sent. A refused value fails alone: its key is dropped from memory
+    ///   and keeps on disk what it held before, as after a failed `setValue`; a failed transaction
+    ///   refuses every value of its chunk. A remote failure never throws: it marks the keys stale,
+    ///   as for `setValue`.
+    /// - Complexity: O(n) memory writes plus one disk transaction per 128 values, on the disk
+    ///   tier's queue; never blocks the calling thread. Thread-safe.
     public func setValues(_ values: [String: Value], ttl: Duration? = nil) async throws(StashError) {
         try await core.setValues(values, ttl: ttl)
     }

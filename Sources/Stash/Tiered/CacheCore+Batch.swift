@@ -1,8 +1,10 @@
 /// Writes of many keys: ``Cache/setValues(_:ttl:)`` and the values a bulk load returns.
 ///
-/// The local writes run on the disk tier's queue in turns of ``bulkDiskChunk`` keys, each key
-/// under its stripe lock as a single write is; with a remote tier, the values then reach it in one
-/// batch (see ``RemoteTierLink/sendValues(_:ttl:)``), in each key's order of changes.
+/// With a disk tier, the keys go in chunks of ``bulkDiskChunk``: one turn of the disk tier's queue
+/// and one disk transaction per chunk, with every stripe lock of the chunk's keys held through it
+/// (so each key is written as a single write writes it: no promotion, load or other write of the
+/// key runs meanwhile). With a remote tier, the values then reach it in one batch (see
+/// ``RemoteTierLink/sendValues(_:ttl:)``), in each key's order of changes.
 extension CacheCore {
     /// One value written to the local tiers, with its place in its key's order of remote changes.
     typealias RemoteWrite = (ticket: RemoteWriteOrder.Ticket, value: Value)
@@ -10,44 +12,76 @@ extension CacheCore {
     /// See ``Cache/setValues(_:ttl:)``.
     func setValues(_ values: [String: Value], ttl: Duration?) async throws(StashError) {
         for key in values.keys { try DiskCache<Value>.validate(key) }
-        let (written, failure) = await writeLocally(Array(values)) { [self] item throws(StashError) in
-            try setLocalValue(item.value, forKey: item.key, ttl: ttl).map { ($0, item.value) }
+        let (written, failure) = await writeLocally(Array(values), ttl: ttl, grace: nil) { [self] key in
+            loadTickets.withLock { $0.void(key) }
+            return true
         }
         if let remoteLink { await remoteLink.sendValues(written, ttl: ttl) }
         if let failure { throw failure }
     }
 
-    /// Runs `write` for each item, on the disk tier's queue in turns of ``bulkDiskChunk`` items (on
-    /// the caller's thread without a disk tier), until one throws.
+    /// Writes `values` (without duplicate keys) to the local tiers, disk then memory, with a
+    /// fail-safe `grace` in memory for loaded values, and takes a remote ticket for each key
+    /// written. `admit` runs first for each key, under its stripe lock: it voids or redeems the
+    /// key's load tickets, and a key it refuses is skipped. A value the disk refuses fails alone,
+    /// and leaves memory without the key, as a single write does.
     ///
-    /// - Returns: The remote writes `write` returned, every one of which must be sent or abandoned,
-    ///   and the error that stopped it, if any.
-    func writeLocally<Item: Sendable>(
-        _ items: [Item], _ write: @escaping @Sendable (Item) throws(StashError) -> RemoteWrite?
+    /// - Returns: The remote writes, every one of which must be sent or abandoned, and the first
+    ///   error, if any.
+    func writeLocally(
+        _ values: [(key: String, value: Value)], ttl: Duration?, grace: Duration?,
+        admit: @escaping @Sendable (String) -> Bool
     ) async -> (written: [RemoteWrite], failure: StashError?) {
-        let writeAll: @Sendable (ArraySlice<Item>) -> (written: [RemoteWrite], failure: StashError?) = { items in
+        guard let disk else {
+            return writeChunk(values[...], ttl: ttl, grace: grace, admit: admit)
+        }
+        var written: [RemoteWrite] = []
+        var failure: StashError?
+        for start in stride(from: 0, to: values.count, by: Self.bulkDiskChunk) {
+            let chunk = values[start..<min(start + Self.bulkDiskChunk, values.count)]
+            do throws(StashError) {
+                let done = try await disk.run { [self] in writeChunk(chunk, ttl: ttl, grace: grace, admit: admit) }
+                written += done.written
+                failure = failure ?? done.failure
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        return (written, failure)
+    }
+
+    /// ``writeLocally(_:ttl:grace:admit:)`` for one chunk, on the disk tier's queue if there is one:
+    /// every key's stripe lock held, one disk transaction.
+    private func writeChunk(
+        _ chunk: ArraySlice<(key: String, value: Value)>, ttl: Duration?, grace: Duration?,
+        admit: (String) -> Bool
+    ) -> (written: [RemoteWrite], failure: StashError?) {
+        // withChanges throws only what its body throws, and this body throws nothing.
+        (try? stripes.withChanges(for: chunk.lazy.map(\.key)) { () -> (written: [RemoteWrite], failure: StashError?) in
+            let admitted = chunk.filter { admit($0.key) }
+            let sizes: [Result<Int?, StashError>] = disk.map { disk in
+                disk.setValuesReturningSizes(admitted, ttl: ttl).map { $0.map(Optional.some) }
+            } ?? admitted.map { item in
+                // As a memory-only single write: the keys a disk tier would refuse are refused.
+                Result { () throws(StashError) in try DiskCache<Value>.validate(item.key) }.map { nil }
+            }
             var written: [RemoteWrite] = []
-            for item in items {
-                do throws(StashError) {
-                    if let remoteWrite = try write(item) { written.append(remoteWrite) }
-                } catch {
-                    return (written, error)
+            var failure: StashError?
+            for ((key, value), size) in zip(admitted, sizes) {
+                switch size {
+                case .success(let encodedSize):
+                    if let grace {
+                        memory?.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
+                    } else {
+                        memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
+                    }
+                    if let ticket = remoteLink?.order.enqueue(key) { written.append((ticket, value)) }
+                case .failure(let error):
+                    memory?.removeValue(forKey: key)
+                    failure = failure ?? error
                 }
             }
-            return (written, nil)
-        }
-        guard let disk else { return writeAll(items[...]) }
-        var written: [RemoteWrite] = []
-        for start in stride(from: 0, to: items.count, by: Self.bulkDiskChunk) {
-            let chunk = items[start..<min(start + Self.bulkDiskChunk, items.count)]
-            do throws(StashError) {
-                let done = try await disk.run { writeAll(chunk) }
-                written += done.written
-                if let failure = done.failure { return (written, failure) }
-            } catch {
-                return (written, error)
-            }
-        }
-        return (written, nil)
+            return (written, failure)
+        }) ?? ([], nil)
     }
 }

@@ -173,14 +173,17 @@ extension CacheCore: LoadingTarget {
         return stored.0
     }
 
-    /// Stores what a bulk load returned: the local writes in turns of the disk queue (see
-    /// ``writeLocally(_:_:)``), then one batch to the remote tier, in the background.
+    /// Stores what a bulk load returned: the local writes in one disk transaction per chunk (see
+    /// ``writeLocally(_:ttl:grace:admit:)``), each key only while its load ticket holds, then one
+    /// batch to the remote tier, in the background. A failed local write is logged.
     func storeBulkLoaded(_ loaded: [(key: String, value: Value, ticket: UInt64)], options: LoadOptions) async {
-        let grace = options.staleIfError ?? .zero
-        let (written, _) = await writeLocally(loaded) { [self] item in
-            let stored = storeLoadedNow(item.value, forKey: item.key, ticket: item.ticket, ttl: options.ttl, grace: grace, shares: true)
-            return stored.1.map { ($0, item.value) }
+        let tickets = Dictionary(uniqueKeysWithValues: loaded.map { ($0.key, $0.ticket) })
+        let (written, failure) = await writeLocally(
+            loaded.map { ($0.key, $0.value) }, ttl: options.ttl, grace: options.staleIfError ?? .zero
+        ) { [self] key in
+            loadTickets.withLock { $0.redeem(tickets[key]!, for: key) }
         }
+        if let failure { loading.logStoreFailure(failure) }
         remoteLink?.sendValuesInBackground(written, ttl: options.ttl)
     }
 

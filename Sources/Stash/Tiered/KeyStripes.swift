@@ -33,7 +33,11 @@ final class KeyStripes: Sendable {
     }
 
     private func stripe(for key: String) -> Stripe {
-        stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
+        stripes[stripeIndex(for: key)]
+    }
+
+    private func stripeIndex(for key: String) -> Int {
+        Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))
     }
 
     /// Runs `body` holding `key`'s stripe lock.
@@ -134,6 +138,22 @@ final class KeyStripes: Sendable {
             stripe.generation &+= 1
             stripe.lock.unlock()
         }
+    }
+
+    /// Runs `body`, a write of every key of `keys`, holding each key's stripe lock, and counts it
+    /// as a change of each of those stripes. The locks are taken in the stripes' order, as
+    /// ``withEveryLock(_:)`` takes them, and every other member takes one lock at a time, so
+    /// no two callers wait for each other in a cycle.
+    func withChanges<Result>(for keys: some Sequence<String>, _ body: () throws(StashError) -> Result) throws(StashError) -> Result {
+        let indices = Set(keys.map(stripeIndex(for:))).sorted()
+        for index in indices {
+            stripes[index].lock.lock()
+            stripes[index].generation &+= 1
+        }
+        defer {
+            for index in indices.reversed() { stripes[index].lock.unlock() }
+        }
+        return try body()
     }
 
     /// Runs `body` holding every stripe's lock (taken in order) and counts it as

@@ -181,6 +181,29 @@ import Testing
         await cache.close()
     }
 
+    /// A value over the disk's size limit fails alone: the others are written and shared, the
+    /// refused key keeps its old disk value and leaves memory, and the error is thrown at the end.
+    @Test func setValuesRefusesAValueOverTheSizeLimitAloneAndWritesTheRest() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = DictionaryStore()
+            let cache = try Cache<String>(
+                memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string, sizeLimit: 1_000),
+                remote: BatchWritingTier(store: store))
+            try await cache.setValue("old", forKey: "big")
+            let big = String(repeating: "x", count: 2_000)
+            await #expect(throws: StashError.self) {
+                try await cache.setValues(["a": "1", "big": big, "b": "2"])
+            }
+            #expect(try await cache.disk?.value(forKey: "a") == "1")
+            #expect(try await cache.disk?.value(forKey: "b") == "2")
+            #expect(try await cache.disk?.value(forKey: "big") == "old")
+            #expect(cache.memory?.value(forKey: "big") == nil)
+            #expect(store.value(forKey: "a") == "1" && store.value(forKey: "b") == "2")
+            #expect(store.value(forKey: "big") == "old", "the refused value is not shared")
+            await cache.close()
+        }
+    }
+
     @Test func setValuesRefusesAnEmptyKeyBeforeWritingAnything() async throws {
         let store = DictionaryStore()
         let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
@@ -240,6 +263,44 @@ import Testing
         #expect(store.count == 3)
         for key in keys { #expect(cache.memory?.value(forKey: key) == "loaded-\(key)") }
         await cache.close()
+    }
+
+    /// Batches and single writes of overlapping keys from four tasks at once (seeded): every call
+    /// returns, and each key ends the same in memory, on disk and in the store, so each key's
+    /// changes reached the store in their local order.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func batchesAndSingleWritesUnderConcurrencyLeaveEveryTierAgreeing(seed: UInt64) async throws {
+        try await withTemporaryDirectory { directory in
+            let store = DictionaryStore()
+            let cache = try Cache<String>(
+                memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string),
+                remote: BatchWritingTier(store: store))
+            let keys = (0..<12).map { "k\($0)" }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<4 {
+                    group.addTask {
+                        var random = SeededGenerator(seed: seed &* 31 &+ UInt64(task))
+                        for round in 0..<40 {
+                            let value = "t\(task)-r\(round)"
+                            if Bool.random(using: &random) {
+                                let chosen = keys.filter { _ in Bool.random(using: &random) }
+                                try await cache.setValues(Dictionary(uniqueKeysWithValues: chosen.map { ($0, value) }))
+                            } else {
+                                try await cache.setValue(value, forKey: keys.randomElement(using: &random)!)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for key in keys {
+                let local = cache.memory?.value(forKey: key)
+                #expect(local == (try await cache.disk?.value(forKey: key)))
+                #expect(local == store.value(forKey: key), "\(key)")
+            }
+            #expect(cache.core.remoteLink?.order.keysInFlight.isEmpty == true)
+            await cache.close()
+        }
     }
 
     /// Two batches that share two keys and took their tickets in opposite orders: neither waits
