@@ -296,6 +296,19 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// See ``DiskCache/setValue(_:forKey:ttl:extendedData:)``; returns the encoded
     /// size: the default memory cost in ``Cache``.
     func setValue(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data?) throws(StashError) -> Int {
+        let write = try pendingWrite(value, forKey: key, ttl: ttl, extendedData: extendedData)
+        guard !write.removesKey else {
+            try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: write.key) }
+            return write.value.count
+        }
+        if let failure = writes.submit(write, commit: commitWrites) {
+            throw failure
+        }
+        return write.value.count
+    }
+
+    /// `value` validated and encoded for `key`, as a write to commit.
+    private func pendingWrite(_ value: Value, forKey key: String, ttl: Duration?, extendedData: Data?) throws(StashError) -> PendingWrite {
         let key = KVStorage.storedKey(key)
         try KVStorage.validate(key)
         let bytes: Data
@@ -304,16 +317,7 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
         } catch {
             throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
         }
-        let ttlNanos = ttl?.nanosecondsClamped
-        if let ttlNanos, ttlNanos <= 0 {
-            try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
-            return bytes.count
-        }
-        let write = PendingWrite(key: key, value: bytes, ttl: ttlNanos, extendedData: extendedData)
-        if let failure = writes.submit(write, commit: commitWrites) {
-            throw failure
-        }
-        return bytes.count
+        return PendingWrite(key: key, value: bytes, ttl: ttl?.nanosecondsClamped, extendedData: extendedData)
     }
 
     /// Writes several values in one storage transaction (not through ``writes``: the batch is its
@@ -323,27 +327,19 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     /// - Returns: Per value, in order: its encoded size once stored, else its error.
     func setValues(_ values: [(key: String, value: Value)], ttl: Duration?) -> [Result<Int, StashError>] {
         var results = [Result<Int, StashError>](repeating: .success(0), count: values.count)
-        let ttlNanos = ttl?.nanosecondsClamped
         var batch: [PendingWrite] = []
         var batchIndices: [Int] = []
         batch.reserveCapacity(values.count)
         for (index, (key, value)) in values.enumerated() {
-            let key = KVStorage.storedKey(key)
             do throws(StashError) {
-                try KVStorage.validate(key)
-                let bytes: Data
-                do {
-                    bytes = try codec.encode(value)
-                } catch {
-                    throw StashError(.encodingFailed, "could not encode the value for key \(KVStorage.describe(key))", cause: error)
+                let write = try pendingWrite(value, forKey: key, ttl: ttl, extendedData: nil)
+                results[index] = .success(write.value.count)
+                if write.removesKey {
+                    try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: write.key) }
+                } else {
+                    batch.append(write)
+                    batchIndices.append(index)
                 }
-                results[index] = .success(bytes.count)
-                if let ttlNanos, ttlNanos <= 0 {
-                    try withStorage { storage throws(StashError) in _ = try storage.removeValue(forKey: key) }
-                    continue
-                }
-                batch.append(PendingWrite(key: key, value: bytes, ttl: ttlNanos, extendedData: nil))
-                batchIndices.append(index)
             } catch {
                 results[index] = .failure(error)
             }
@@ -359,9 +355,12 @@ final class DiskCacheCore<Value: Sendable>: @unchecked Sendable {
     private struct PendingWrite {
         var key: String
         var value: Data
-        /// Nanoseconds to live (positive), or nil for no time to live.
+        /// Nanoseconds to live, or nil for no time to live.
         var ttl: Int64?
         var extendedData: Data?
+
+        /// Whether the time to live is over already: the key is removed instead.
+        var removesKey: Bool { ttl.map { $0 <= 0 } ?? false }
     }
 
     /// Commits a batch of writes that queued up in ``writes`` in one storage

@@ -5,8 +5,8 @@ import Testing
 
 /// A `Cache` over a remote tier that has only `RemoteCacheTier`'s four requirements (a store
 /// with no pub/sub, no locks and no multi-key read, as Memcached or DynamoDB would be), and over
-/// ones that add batch reads or batch writes: the cache uses each capability the tier has and does without the
-/// others. The Redis tier, which has them all, is tested against real servers in StashRedisTests.
+/// one that adds batch reads and writes: the cache uses each capability the tier has and does
+/// without the others. The Redis tier, which has them all, is tested against real servers in StashRedisTests.
 @Suite(.timeLimit(.minutes(5))) struct CacheWithPlainRemoteTierTests {
     /// A time to live no test of this suite outlives: the stores here expire entries on the real
     /// clock, and under the address sanitizer on a loaded 2-core machine a test has taken more
@@ -158,7 +158,7 @@ import Testing
             let store = DictionaryStore()
             let cache = try Cache<String>(
                 memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string),
-                remote: BatchWritingTier(store: store))
+                remote: BatchTier(store: store))
             let values = Dictionary(uniqueKeysWithValues: (0..<(CacheCore<String>.bulkDiskChunk * 2 + 3)).map { ("k\($0)", "v\($0)") })
             try await cache.setValues(values, ttl: Self.outlivesTheSuite)
             #expect(store.batchWrites == 1)
@@ -188,7 +188,7 @@ import Testing
             let store = DictionaryStore()
             let cache = try Cache<String>(
                 memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string, sizeLimit: 1_000),
-                remote: BatchWritingTier(store: store))
+                remote: BatchTier(store: store))
             try await cache.setValue("old", forKey: "big")
             let big = String(repeating: "x", count: 2_000)
             await #expect(throws: StashError.self) {
@@ -206,7 +206,7 @@ import Testing
 
     @Test func setValuesRefusesAnEmptyKeyBeforeWritingAnything() async throws {
         let store = DictionaryStore()
-        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchTier(store: store))
         await #expect(throws: StashError.self) { try await cache.setValues(["a": "1", "": "2"]) }
         #expect(cache.memory?.value(forKey: "a") == nil)
         #expect(store.count == 0)
@@ -219,7 +219,7 @@ import Testing
         let store = DictionaryStore()
         store.set("old-a", forKey: "a", ttl: nil)
         store.set("old-b", forKey: "b", ttl: nil)
-        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchTier(store: store))
         store.failing = true
         try await cache.setValues(["a": "new-a", "b": "new-b"])
         #expect(cache.core.remoteLink?.hasStaleKeys == true)
@@ -234,7 +234,7 @@ import Testing
     /// What a bulk load returned reaches the store in one batch write, in the background.
     @Test func aBulkLoadSharesWhatItLoadedInOneBatch() async throws {
         let store = DictionaryStore()
-        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchTier(store: store))
         let keys = (0..<10).map { "k\($0)" }
         let values = try await cache.values(forKeys: keys) { keys in
             Dictionary(uniqueKeysWithValues: keys.map { ($0, "loaded-\($0)") })
@@ -251,7 +251,7 @@ import Testing
     /// kept locally only, its keys marked stale (and repaired: removed from the store).
     @Test func aBulkLoadPastTheSendLimitSendsWhatFitsAndMarksTheRestStale() async throws {
         let store = DictionaryStore()
-        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchTier(store: store))
         let link = try #require(cache.core.remoteLink)
         link.maximumPendingSends = 3
         let keys = (0..<5).map { "k\($0)" }
@@ -274,7 +274,7 @@ import Testing
             let store = DictionaryStore()
             let cache = try Cache<String>(
                 memory: MemoryCache(), disk: try makeDiskCache(directory, codec: .string),
-                remote: BatchWritingTier(store: store))
+                remote: BatchTier(store: store))
             let keys = (0..<12).map { "k\($0)" }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for task in 0..<4 {
@@ -307,7 +307,7 @@ import Testing
     /// for the other forever, and each key ends as its later change left it.
     @Test func twoBatchesWhoseTicketsCrossBothLandInEachKeysOrder() async throws {
         let store = DictionaryStore()
-        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchWritingTier(store: store))
+        let cache = try Cache<String>(memory: MemoryCache(), disk: nil, remote: BatchTier(store: store))
         let link = try #require(cache.core.remoteLink)
         let firstA = link.order.enqueue("a"), firstB = link.order.enqueue("b")
         let secondA = link.order.enqueue("a"), secondB = link.order.enqueue("b")
@@ -428,8 +428,8 @@ private struct PlainTier: RemoteCacheTier {
     }
 }
 
-/// The four requirements and batch reads.
-private struct BatchTier: RemoteCacheBatchReading {
+/// The four requirements, batch reads and batch writes.
+private struct BatchTier: RemoteCacheBatchReading, RemoteCacheBatchWriting {
     let plain: PlainTier
 
     init(store: DictionaryStore) { plain = PlainTier(store: store) }
@@ -444,20 +444,6 @@ private struct BatchTier: RemoteCacheBatchReading {
     func entries(forKeys keys: [String]) async throws -> [RemoteCacheEntry<String>?] {
         try plain.store.read(keys, batch: true)
     }
-}
-
-/// The four requirements and batch writes.
-private struct BatchWritingTier: RemoteCacheBatchWriting {
-    let plain: PlainTier
-
-    init(store: DictionaryStore) { plain = PlainTier(store: store) }
-
-    func entry(forKey key: String) async throws -> RemoteCacheEntry<String>? { try await plain.entry(forKey: key) }
-    func setValue(_ value: String, forKey key: String, ttl: Duration?) async throws {
-        try await plain.setValue(value, forKey: key, ttl: ttl)
-    }
-    func removeValue(forKey key: String) async throws -> Bool { try await plain.removeValue(forKey: key) }
-    func removeAll() async throws { try await plain.removeAll() }
 
     func setValues(_ values: [(key: String, value: String)], ttl: Duration?) async throws {
         try plain.store.write(values, ttl: ttl, batch: true)
