@@ -110,8 +110,12 @@ final class RedisServerProcess: @unchecked Sendable {
             log += String(decoding: chunk, as: UTF8.self)
             if log.contains("Ready to accept connections") { break }
         }
-        // Keep draining the server's output so it never blocks on a full pipe.
-        handle.readabilityHandler = { handle in _ = handle.availableData }
+        // Keep draining the server's output so it never blocks on a full pipe: on a thread of its
+        // own, reading to the end (the server's exit). Not with a `readabilityHandler`: its dispatch
+        // read source, torn down with the pipe at `kill()`, crashed the whole test process in
+        // libdispatch's `_dispatch_event_loop_drain` on Linux, three runs in a row on 2026-11-27
+        // (the race swiftlang/swift-corelibs-foundation#5507 describes).
+        Thread { _ = handle.readDataToEndOfFile() }.start()
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.
@@ -119,7 +123,6 @@ final class RedisServerProcess: @unchecked Sendable {
         guard let process, process.isRunning else { return }
         killProcess(process.processIdentifier)
         process.waitUntilExit()
-        (process.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
     }
 
     /// Freezes the server (SIGSTOP): its connections stay open and nothing answers, as on a
