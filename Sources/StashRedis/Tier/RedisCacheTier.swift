@@ -40,7 +40,7 @@ import Stash
 /// opening and closing, and the subscription's loss and return, are logged at debug level
 /// only: a `Cache` over the tier logs the outage once when it starts and once when it ends,
 /// and a handler given to ``startReceivingInvalidations(_:)`` hears
-/// ``RemoteInvalidation/subscriptionLost``.
+/// `RemoteInvalidation.subscriptionLost`.
 ///
 /// **Speed.** The tier is a thin facade over a non-generic engine that does the
 /// keys, the format and the commands; only the codec runs generic code. The
