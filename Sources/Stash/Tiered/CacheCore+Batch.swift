@@ -12,7 +12,7 @@ extension CacheCore {
     /// See ``Cache/setValues(_:ttl:)``.
     func setValues(_ values: [String: Value], ttl: Duration?) async throws(StashError) {
         for key in values.keys { try DiskCache<Value>.validate(key) }
-        let (written, failure) = await writeLocally(Array(values), ttl: ttl, grace: nil) { [self] key in
+        let (written, failure) = await writeLocally(Array(values), ttl: ttl, grace: nil) { [self] _, key in
             loadTickets.withLock { $0.void(key) }
             return true
         }
@@ -22,15 +22,16 @@ extension CacheCore {
 
     /// Writes `values` (without duplicate keys) to the local tiers, disk then memory, with a
     /// fail-safe `grace` in memory for loaded values, and takes a remote ticket for each key
-    /// written. `admit` runs first for each key, under its stripe lock: it voids or redeems the
-    /// key's load tickets, and a key it refuses is skipped. A value the disk refuses fails alone,
-    /// and leaves memory without the key, as a single write does.
+    /// written. `admit` runs first for each key, given its index in `values`, under its stripe
+    /// lock: it voids or redeems the key's load tickets, and a key it refuses is skipped. Each
+    /// written key ends as a single write leaves it (``finishLocalWrite``): a value the disk
+    /// refuses fails alone.
     ///
     /// - Returns: The remote writes, every one of which must be sent or abandoned, and the first
     ///   error, if any.
     func writeLocally(
         _ values: [(key: String, value: Value)], ttl: Duration?, grace: Duration?,
-        admit: @escaping @Sendable (String) -> Bool
+        admit: @escaping @Sendable (_ index: Int, _ key: String) -> Bool
     ) async -> (written: [RemoteWrite], failure: StashError?) {
         guard let disk else {
             return writeChunk(values[...], ttl: ttl, grace: grace, admit: admit)
@@ -54,30 +55,21 @@ extension CacheCore {
     /// every key's stripe lock held, one disk transaction.
     private func writeChunk(
         _ chunk: ArraySlice<(key: String, value: Value)>, ttl: Duration?, grace: Duration?,
-        admit: (String) -> Bool
+        admit: (_ index: Int, _ key: String) -> Bool
     ) -> (written: [RemoteWrite], failure: StashError?) {
         // withChanges throws only what its body throws, and this body throws nothing.
         (try? stripes.withChanges(for: chunk.lazy.map(\.key)) { () -> (written: [RemoteWrite], failure: StashError?) in
-            let admitted = chunk.filter { admit($0.key) }
-            let sizes: [Result<Int?, StashError>] = disk.map { disk in
+            let admitted = chunk.indices.filter { admit($0, chunk[$0].key) }.map { chunk[$0] }
+            let diskWrites: [Result<Int?, StashError>] = disk.map { disk in
                 disk.setValuesReturningSizes(admitted, ttl: ttl).map { $0.map(Optional.some) }
-            } ?? admitted.map { item in
-                // As a memory-only single write: the keys a disk tier would refuse are refused.
-                Result { () throws(StashError) in try DiskCache<Value>.validate(item.key) }.map { nil }
-            }
+            } ?? admitted.map { Self.keyCheckWithoutDisk($0.key) }
             var written: [RemoteWrite] = []
             var failure: StashError?
-            for ((key, value), size) in zip(admitted, sizes) {
-                switch size {
-                case .success(let encodedSize):
-                    if let grace {
-                        memory?.setLoadedValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl, grace: grace)
-                    } else {
-                        memory?.setValue(value, forKey: key, cost: cost(value, encodedSize), ttl: ttl)
-                    }
+            for ((key, value), diskWrite) in zip(admitted, diskWrites) {
+                do throws(StashError) {
+                    try finishLocalWrite(value, forKey: key, ttl: ttl, grace: grace, diskWrite: diskWrite, writingMemory: writeMemory)
                     if let ticket = remoteLink?.order.enqueue(key) { written.append((ticket, value)) }
-                case .failure(let error):
-                    memory?.removeValue(forKey: key)
+                } catch {
                     failure = failure ?? error
                 }
             }

@@ -177,11 +177,10 @@ extension CacheCore: LoadingTarget {
     /// ``writeLocally(_:ttl:grace:admit:)``), each key only while its load ticket holds, then one
     /// batch to the remote tier, in the background. A failed local write is logged.
     func storeBulkLoaded(_ loaded: [(key: String, value: Value, ticket: UInt64)], options: LoadOptions) async {
-        let tickets = Dictionary(uniqueKeysWithValues: loaded.map { ($0.key, $0.ticket) })
         let (written, failure) = await writeLocally(
             loaded.map { ($0.key, $0.value) }, ttl: options.ttl, grace: options.staleIfError ?? .zero
-        ) { [self] key in
-            loadTickets.withLock { $0.redeem(tickets[key]!, for: key) }
+        ) { [self] index, key in
+            loadTickets.withLock { $0.redeem(loaded[index].ticket, for: key) }
         }
         if let failure { loading.logStoreFailure(failure) }
         remoteLink?.sendValuesInBackground(written, ttl: options.ttl)

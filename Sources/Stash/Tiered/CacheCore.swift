@@ -165,16 +165,38 @@ final class CacheCore<Value: Sendable>: Sendable {
     func _writeLocal(
         _ value: Value, forKey key: String, ttl: Duration?, grace: Duration?, writingMemory writeMemory: MemoryWrite
     ) throws(StashError) {
-        var encodedSize: Int?
+        let diskWrite: Result<Int?, StashError>
         if let disk {
-            do throws(StashError) {
-                encodedSize = try disk.setValueReturningSize(value, forKey: key, ttl: ttl)
-            } catch {
-                memory?.removeValue(forKey: key)
-                throw error
-            }
+            diskWrite = Result { () throws(StashError) in try disk.setValueReturningSize(value, forKey: key, ttl: ttl) }
+                .map(Optional.some)
         } else {
-            try DiskCache<Value>.validate(key)
+            diskWrite = Self.keyCheckWithoutDisk(key)
+        }
+        try finishLocalWrite(value, forKey: key, ttl: ttl, grace: grace, diskWrite: diskWrite, writingMemory: writeMemory)
+    }
+
+    /// What stands for the disk write without a disk tier: the key check it would make, so that a
+    /// memory-only cache refuses the keys a disk tier refuses.
+    static func keyCheckWithoutDisk(_ key: String) -> Result<Int?, StashError> {
+        Result { () throws(StashError) in try DiskCache<Value>.validate(key) }.map { nil }
+    }
+
+    /// The memory half of a local write, once the disk tier answered `diskWrite` (the encoded
+    /// size, `nil` without a disk tier, or its error): memory takes the value (with a fail-safe
+    /// `grace` for loaded values; else through `writeMemory`), or, when the disk refused it, drops
+    /// the key and the error is thrown, so memory never holds what disk does not. For single and
+    /// batch writes alike. Expects the key's stripe lock held.
+    func finishLocalWrite(
+        _ value: Value, forKey key: String, ttl: Duration?, grace: Duration?,
+        diskWrite: Result<Int?, StashError>, writingMemory writeMemory: MemoryWrite
+    ) throws(StashError) {
+        let encodedSize: Int?
+        switch diskWrite {
+        case .success(let size):
+            encodedSize = size
+        case .failure(let error):
+            memory?.removeValue(forKey: key)
+            throw error
         }
         guard memory != nil else { return }
         if let grace {
