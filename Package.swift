@@ -12,16 +12,17 @@ import PackageDescription
 // - `ServiceLifecycle`: the `Service` conformances of the types with background work
 //   (swift-service-lifecycle, no SwiftNIO).
 //
-// All are on by default, so `swift build`, `swift test` and `swift run stash demo` in this
-// repository build and test everything. A package that uses only `Stash`, `StashHTTP`,
-// `StashMetrics` or `StashURLSession` turns them off with `.package(url: ..., traits: [])`:
-// SwiftPM then neither resolves nor fetches SwiftNIO, swift-nio-ssl, AsyncHTTPClient, Hummingbird,
-// swift-openapi-runtime, Vapor or their dependencies, because every use of them below is conditional on a trait
-// (docs/benchmarks.md, "Build cost"). SwiftPM cannot leave a target out by trait, so the targets
-// stay and every file in them is wrapped in `#if Redis`, `#if AsyncHTTPClient`, `#if Hummingbird`,
-// `#if Vapor` or `#if OpenAPI`: without its trait a target compiles to nothing. CI's sanitizer runs use that
-// (`--disable-default-traits`, and `--disable-default-traits --traits Redis` for the Redis suites)
-// so as not to instrument SwiftNIO, BoringSSL, AsyncHTTPClient, Hummingbird or Vapor.
+// All are off by default, so that a package that depends on Stash without naming traits resolves,
+// fetches and builds none of SwiftNIO, swift-nio-ssl, AsyncHTTPClient, Hummingbird,
+// swift-openapi-runtime, Vapor or their dependencies: every use of them below is conditional on a
+// trait (docs/benchmarks.md, "Build cost"). A user of an integration names its trait:
+// `.package(url: ..., traits: ["Vapor"])`. In this repository, `swift build --enable-all-traits` and
+// `swift test --enable-all-traits` build and test everything (README, "On a fresh machine").
+// SwiftPM cannot leave a target out by trait, so the targets stay and every file in them is
+// wrapped in `#if Redis`, `#if AsyncHTTPClient`, `#if Hummingbird`, `#if Vapor` or `#if OpenAPI`:
+// without its trait a target compiles to nothing. CI's sanitizer runs use that (no traits, and
+// `--traits Redis` for the Redis suites) so as not to instrument SwiftNIO, BoringSSL,
+// AsyncHTTPClient, Hummingbird or Vapor.
 
 /// A SwiftNIO product of a target that needs it only with `trait` on.
 func nio(_ name: String, when traits: Set<String>) -> Target.Dependency {
@@ -84,7 +85,8 @@ let package = Package(
             name: "ServiceLifecycle",
             description: "Service conformances (swift-service-lifecycle, no SwiftNIO) for every Stash type with background work: MemoryCache, DiskCache, Cache, HTTPCache, and with Redis, RedisClient, RedisClusterClient and RedisCacheTier."
         ),
-        .default(enabledTraits: ["Redis", "AsyncHTTPClient", "Hummingbird", "OpenAPI", "Vapor", "ServiceLifecycle"]),
+        // None by default: a dependent that names no traits fetches 4 packages, not 32.
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),

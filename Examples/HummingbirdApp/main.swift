@@ -79,5 +79,5 @@ var app = Application(
 app.addServices(redis, sessionTier, sessions, responses, CacheMetricsService())
 try await app.runService()
 #else
-print("stash-hummingbird-example needs the Hummingbird and Redis traits")
+print("stash-hummingbird-example needs the Hummingbird and Redis traits: swift run --traits Hummingbird,Redis stash-hummingbird-example")
 #endif

@@ -83,5 +83,5 @@ func closeCaches() async {
     await redis.close()
 }
 #else
-print("stash-vapor-example needs the Vapor and Redis traits")
+print("stash-vapor-example needs the Vapor and Redis traits: swift run --traits Vapor,Redis stash-vapor-example")
 #endif

@@ -12,7 +12,7 @@ extension HTTPCache: Service {
     /// let group = ServiceGroup(services: [responses, server], logger: logger)
     /// ```
     ///
-    /// Available with the `ServiceLifecycle` trait (on by default).
+    /// Available with the `ServiceLifecycle` trait (off by default: `.package(url: ..., traits: ["ServiceLifecycle"])`).
     ///
     /// - Complexity: Suspends until shutdown, then until the revalidations end; the disk tier's
     ///   close blocks on disk I/O. Thread-safe.

@@ -36,7 +36,7 @@ struct StashProxyCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "A Redis server, host:port, holding a cache shared by every stash-proxy given it (a tier behind memory and disk); omitted, the cache is this process's alone.",
-        discussion: "Needs the Stash package's Redis trait (on by default). A response one proxy stores is a hit for the others, and an unsafe request through any proxy removes its URL from all of them."))
+        discussion: "Needs the Stash package's Redis trait (swift build --traits AsyncHTTPClient,Redis). A response one proxy stores is a hit for the others, and an unsafe request through any proxy removes its URL from all of them."))
     var redis: String?
 
     @Option(help: "The prefix of the shared cache's keys and invalidation channel in Redis.")
@@ -195,7 +195,7 @@ import Darwin
 @main
 enum StashProxyUnavailable {
     static func main() {
-        print("stash-proxy was built without the Stash package's AsyncHTTPClient trait")
+        print("stash-proxy was built without the Stash package's AsyncHTTPClient trait: swift build --traits AsyncHTTPClient --product stash-proxy")
         exit(1)
     }
 }

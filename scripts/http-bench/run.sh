@@ -46,9 +46,9 @@ for cache in "${caches[@]}"; do
     [ "$cache" = stash-proxy ] && with_stash=1
     [ "$cache" = stash-hummingbird ] && with_hummingbird=1
 done
-if [ "$build" = 1 ] && [ "$with_stash" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --product stash-proxy); fi
-if [ "$build" = 1 ] && [ "$with_hummingbird" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --product stash-hummingbird-proxy); fi
-bin_path="$(cd "$root" && swift build -c release --scratch-path .build-release --show-bin-path)"
+if [ "$build" = 1 ] && [ "$with_stash" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --enable-all-traits --product stash-proxy); fi
+if [ "$build" = 1 ] && [ "$with_hummingbird" = 1 ]; then (cd "$root" && swift build -c release --scratch-path .build-release --enable-all-traits --product stash-hummingbird-proxy); fi
+bin_path="$(cd "$root" && swift build -c release --scratch-path .build-release --enable-all-traits --show-bin-path)"
 
 dir="$root/.build-bench/http"
 rm -rf "$dir" && mkdir -p "$dir/www/fresh" "$dir/www/revalidate" "$dir/stash-cache" "$dir/hummingbird-cache"

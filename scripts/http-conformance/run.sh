@@ -51,9 +51,9 @@ command -v node >/dev/null 2>&1 || { echo "http-conformance: node is not install
 
 mkdir -p "$out"
 if [ "$build" = 1 ]; then
-    (cd "$root" && swift build -c "$configuration" --product stash-proxy && swift build -c "$configuration" --product stash-hummingbird-proxy)
+    (cd "$root" && swift build -c "$configuration" --enable-all-traits --product stash-proxy && swift build -c "$configuration" --enable-all-traits --product stash-hummingbird-proxy)
 fi
-bin_path="$(cd "$root" && swift build -c "$configuration" --show-bin-path)"
+bin_path="$(cd "$root" && swift build -c "$configuration" --enable-all-traits --show-bin-path)"
 proxy_bin="$bin_path/stash-proxy"
 hummingbird_bin="$bin_path/stash-hummingbird-proxy"
 [ -x "$proxy_bin" ] || { echo "http-conformance: $proxy_bin not built" >&2; exit 2; }

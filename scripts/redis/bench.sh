@@ -23,8 +23,8 @@ CLIENTS=50
 if [ -n "${STASH_REDIS_BENCH:-}" ]; then
     BENCH=$STASH_REDIS_BENCH
 else
-    swift build -c release --product stash-redis-bench >/dev/null
-    BENCH=$(swift build -c release --show-bin-path)/stash-redis-bench
+    swift build -c release --enable-all-traits --product stash-redis-bench >/dev/null
+    BENCH=$(swift build -c release --enable-all-traits --show-bin-path)/stash-redis-bench
 fi
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')

@@ -21,7 +21,7 @@ case "$framework" in
     *) echo "server-bench: no bench for '$framework' (hummingbird or vapor)" >&2; exit 2 ;;
 esac
 command -v wrk >/dev/null 2>&1 || { echo "server-bench: wrk is missing (Debian: wrk)" >&2; exit 2; }
-(cd "$root" && swift build -c release --scratch-path .build-release --product "$product")
+(cd "$root" && swift build -c release --scratch-path .build-release --enable-all-traits --product "$product")
 bench="$root/.build-release/release/$product"
 log="$(mktemp)"
 "$bench" serve >"$log" 2>&1 &

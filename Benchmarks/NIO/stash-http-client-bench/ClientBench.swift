@@ -210,7 +210,7 @@ import Darwin
 @main
 enum ClientBenchUnavailable {
     static func main() {
-        print("stash-http-client-bench was built without the Stash package's AsyncHTTPClient trait")
+        print("stash-http-client-bench was built without the Stash package's AsyncHTTPClient trait: swift build -c release --traits AsyncHTTPClient --product stash-http-client-bench")
         exit(1)
     }
 }

@@ -79,5 +79,5 @@ default:
     exit(2)
 }
 #else
-print("stash-hummingbird-bench needs the Hummingbird trait")
+print("stash-hummingbird-bench needs the Hummingbird trait: swift build -c release --traits Hummingbird --product stash-hummingbird-bench")
 #endif

@@ -90,5 +90,5 @@ default:
     exit(2)
 }
 #else
-print("stash-vapor-bench needs the Vapor trait")
+print("stash-vapor-bench needs the Vapor trait: swift build -c release --traits Vapor --product stash-vapor-bench")
 #endif

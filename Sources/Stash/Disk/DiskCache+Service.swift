@@ -11,7 +11,7 @@ extension DiskCache: Service {
     /// let group = ServiceGroup(services: [disk, server], logger: logger)  // stops in reverse order
     /// ```
     ///
-    /// Available with the `ServiceLifecycle` trait (on by default).
+    /// Available with the `ServiceLifecycle` trait (off by default: `.package(url: ..., traits: ["ServiceLifecycle"])`).
     ///
     /// - Complexity: Suspends until shutdown; then one transaction on the cache's own queue.
     ///   Thread-safe; never blocks the calling thread.

@@ -11,7 +11,7 @@ extension MemoryCache: Service {
     /// let group = ServiceGroup(services: [cache, server], logger: logger)
     /// ```
     ///
-    /// Available with the `ServiceLifecycle` trait (on by default).
+    /// Available with the `ServiceLifecycle` trait (off by default: `.package(url: ..., traits: ["ServiceLifecycle"])`).
     ///
     /// - Complexity: Suspends until shutdown; O(1) after. Thread-safe; never blocks a thread.
     public func run() async throws {

@@ -14,7 +14,7 @@ extension Cache: Service {
     /// let group = ServiceGroup(services: [redis, redisTier, cache, server], logger: logger)
     /// ```
     ///
-    /// Available with the `ServiceLifecycle` trait (on by default).
+    /// Available with the `ServiceLifecycle` trait (off by default: `.package(url: ..., traits: ["ServiceLifecycle"])`).
     ///
     /// - Complexity: Suspends until shutdown, then as ``close(timeout:)``. Thread-safe.
     public func run() async throws {

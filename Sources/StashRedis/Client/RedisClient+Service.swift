@@ -14,7 +14,7 @@ extension RedisClient: Service {
     /// let group = ServiceGroup(services: [redis, redisTier, cache, server], logger: logger)
     /// ```
     ///
-    /// Available with the `Redis` and `ServiceLifecycle` traits (both on by default).
+    /// Available with the `Redis` and `ServiceLifecycle` traits (both off by default: `.package(url: ..., traits: ["Redis", "ServiceLifecycle"])`).
     ///
     /// - Complexity: Suspends until shutdown, then until the connections have closed. Thread-safe.
     public func run() async throws {

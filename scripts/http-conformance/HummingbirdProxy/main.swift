@@ -90,5 +90,5 @@ if asResponder {
 }
 try await client.shutdown().get()
 #else
-print("stash-hummingbird-proxy needs the Hummingbird and AsyncHTTPClient traits")
+print("stash-hummingbird-proxy needs the Hummingbird and AsyncHTTPClient traits: swift build --traits Hummingbird,AsyncHTTPClient --product stash-hummingbird-proxy")
 #endif
