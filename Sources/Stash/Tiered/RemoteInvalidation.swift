@@ -12,6 +12,9 @@ public enum RemoteInvalidation: Sendable, Hashable {
     /// restored subscription delivers ``RemoteInvalidation/all``. Nothing is dropped yet;
     /// a ``Cache`` holds back the repair of its stale keys until then, so that the
     /// ``RemoteInvalidation/all`` cannot drop local changes whose shared copies the
-    /// repair has already removed.
+    /// repair has already removed. So a tier delivers nothing between this and the `.all` of
+    /// its return: an `.all` of another instance's, delivered first, would be taken for the
+    /// return, and the repairs would begin before the tier is ready (before it has emptied a
+    /// restarted store, say). `RedisCacheTier` drops other instances' messages in that window.
     case subscriptionLost
 }

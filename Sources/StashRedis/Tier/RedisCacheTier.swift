@@ -229,7 +229,9 @@ public final class RedisCacheTier<Value>: RemoteCacheInvalidating, RemoteCacheLo
     /// When the subscription drops, `handler` gets `RemoteInvalidation.subscriptionLost`, and
     /// once it is restored, `RemoteInvalidation.all`: messages sent meanwhile were lost. Before
     /// that `.all`, if a primary restarted (its `run_id` changed), the namespace is emptied (see
-    /// ``Configuration/emptiesAfterRestart``). Call once per tier; ``close()`` stops it.
+    /// ``Configuration/emptiesAfterRestart``). Between the two, `handler` gets nothing: other
+    /// instances' messages that reach the restored subscription before its `.all` are dropped,
+    /// as the `.all` covers them. Call once per tier; ``close()`` stops it.
     ///
     /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.
     /// - Throws: ``RedisError`` when no server accepts the subscription.

@@ -42,18 +42,33 @@ extension RedisTierEngine {
             candidates = try await executor.primaryClients().map(\.configuration)
         }
         let ownID = instanceID
+        // From the subscription's loss until the cache is handed its return (`.all`, after a
+        // restarted server is emptied), other instances' messages are dropped: the restored
+        // subscription delivers them from its SUBSCRIBE on, before the emptying. The `.all`
+        // covers them (it drops every local copy), and a peer's `.all` delivered first would
+        // count as the return: the cache would repair its stale keys into a namespace about to
+        // be emptied, and then drop their local copies at the real return.
+        let restoring = LockedValue(false)
         let newSubscriber = RedisSubscriber(
             candidates: candidates, channel: channel, logger: logger,
             onMessage: { message in
-                if let invalidation = Self.parseInvalidation(message, ownID: ownID) { handler(invalidation) }
+                guard !restoring.withLock({ $0 }),
+                      let invalidation = Self.parseInvalidation(message, ownID: ownID) else { return }
+                handler(invalidation)
             },
-            onLost: { handler(.subscriptionLost) },
+            onLost: {
+                restoring.withLock { $0 = true }
+                handler(.subscriptionLost)
+            },
             onResubscribe: { [self] in
                 // Redis answers again: the next call probes it now instead of after the rest of
                 // the breaker's cool-down, so the cache's repairs and sharing resume at once.
                 breaker.allowProbeNow()
                 // A restarted server's reloaded values go before the cache reads Redis again.
                 await emptyIfRestarted()
+                // Lifted before the `.all`, so that no peer's message after it is lost; a peer's
+                // `.all` in between comes after the emptying, and is harmless.
+                restoring.withLock { $0 = false }
                 handler(.all)
             })
         try await newSubscriber.start()

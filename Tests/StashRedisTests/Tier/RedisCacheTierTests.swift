@@ -200,6 +200,42 @@ extension RedisSuites {
             }
         }
 
+        /// Between a lost subscription and the `.all` of its return the handler hears nothing: a
+        /// peer's messages that reach the new subscription before the tier has checked for a
+        /// restart are dropped (the `.all` covers them; a peer's `.all` would be taken for the
+        /// return), and are heard again after it.
+        @Test func nothingIsHeardBetweenALostSubscriptionAndItsReturn() async throws {
+            try await closingTiers {
+                let tier = makeTier()
+                let peer = makeTier()
+                let heard = InvalidationRecorder()
+                try await tier.startReceivingInvalidations(heard.handler)
+                // The peer removes keys without pause (each one a PUBLISH), through the loss and the
+                // return, so that its messages reach the new subscription as soon as it is made.
+                let publishing = Task {
+                    for index in 0..<1_000_000 where !Task.isCancelled {
+                        _ = try? await peer.removeValue(forKey: "p\(index)")
+                    }
+                }
+                defer { publishing.cancel() }
+                try await heard.wait(for: .key("p1"))
+                try server.cli(["CLIENT", "KILL", "TYPE", "pubsub"])
+                try await heard.wait(for: .all)
+                func heardAfterReturn() -> Bool {
+                    heard.received.drop { $0 != .all }.contains { if case .key = $0 { true } else { false } }
+                }
+                try await yield(until: heardAfterReturn)
+                publishing.cancel()
+
+                let received = heard.received
+                let lost = try #require(received.firstIndex(of: .subscriptionLost))
+                let back = try #require(received[lost...].firstIndex(of: .all))
+                #expect(received[(lost + 1)..<back].isEmpty, "heard between the loss and the return: \(received[(lost + 1)..<back].prefix(5))")
+                #expect(received.filter { $0 == .subscriptionLost }.count == 1)
+                #expect(received.filter { $0 == .all }.count == 1, "the peer sent no .all: this one is the return")
+            }
+        }
+
         @Test func removeAllClearsOnlyItsPrefixAndTellsEveryone() async throws {
             try await closingTiers {
                 let tier = makeTier(prefix: "mine:")
