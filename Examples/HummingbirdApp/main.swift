@@ -2,7 +2,7 @@
 // The example app of the "Using Stash in a Hummingbird server" article (StashHummingbird's DocC catalog),
 // compiled by every build of this package (it is not run in CI: it needs a redis-server):
 //
-//   swift run stash-hummingbird-example     # then: curl -i http://127.0.0.1:8080/report
+//   swift run --traits Hummingbird,Redis stash-hummingbird-example     # then: curl -i http://127.0.0.1:8080/report
 //
 // A Hummingbird 2 app with:
 // - sessions in a StashPersistDriver on memory + a Redis tier shared by the fleet;

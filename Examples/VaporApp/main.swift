@@ -3,7 +3,7 @@
 // catalog), compiled by every build of this package (it is not run in CI: it needs a
 // redis-server):
 //
-//   swift run stash-vapor-example     # then: curl -i http://127.0.0.1:8080/report
+//   swift run --traits Vapor,Redis stash-vapor-example     # then: curl -i http://127.0.0.1:8080/report
 //
 // A Vapor 4 app with:
 // - `app.cache` (and `req.cache`) on Stash: memory + a Redis tier shared by the fleet;

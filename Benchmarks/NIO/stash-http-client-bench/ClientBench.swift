@@ -4,7 +4,7 @@
 // root package, not of Benchmarks/, so that a release build reuses the SwiftNIO and
 // AsyncHTTPClient modules scripts/http-bench/run.sh already builds for stash-proxy:
 //
-//   swift build -c release --scratch-path .build-release --product stash-http-client-bench
+//   swift build -c release --scratch-path .build-release --enable-all-traits --product stash-http-client-bench
 //   .build-release/release/stash-http-client-bench [--rounds N] [--quick]
 #if canImport(Glibc)
 import Glibc

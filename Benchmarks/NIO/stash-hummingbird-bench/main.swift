@@ -3,7 +3,7 @@
 // (docs/benchmarks.md, "Hummingbird"). A target of the root package, so that its release build
 // reuses the modules scripts/http-bench/run.sh builds:
 //
-//   swift build -c release --scratch-path .build-release --product stash-hummingbird-bench
+//   swift build -c release --scratch-path .build-release --enable-all-traits --product stash-hummingbird-bench
 //   .build-release/release/stash-hummingbird-bench persist [--rounds N]
 //   .build-release/release/stash-hummingbird-bench serve     # then drive it with wrk (scripts/server-bench/run.sh hummingbird)
 //

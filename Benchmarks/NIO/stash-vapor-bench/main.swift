@@ -3,7 +3,7 @@
 // (docs/benchmarks.md, "Vapor"). A target of the root package, so that its release build reuses
 // the modules scripts/http-bench/run.sh builds:
 //
-//   swift build -c release --scratch-path .build-release --product stash-vapor-bench
+//   swift build -c release --scratch-path .build-release --enable-all-traits --product stash-vapor-bench
 //   .build-release/release/stash-vapor-bench cache [--rounds N]
 //   .build-release/release/stash-vapor-bench serve     # then drive it with wrk (scripts/server-bench/run.sh vapor)
 //
