@@ -17,7 +17,8 @@ import Stash
 /// connection's retries are cheap, and the subscription coming back is how its
 /// owner learns that the server answers again.
 ///
-/// Thread-safety: safe to use from any thread or task; callbacks run on an event loop thread.
+/// Thread-safety: safe to use from any thread or task. `onMessage` runs on the connection's event
+/// loop thread; `onLost` and `onResubscribe` run on the subscriber's own task.
 package final class RedisSubscriber: Sendable {
     private struct State {
         var connection: RedisConnection?

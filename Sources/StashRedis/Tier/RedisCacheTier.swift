@@ -233,7 +233,9 @@ public final class RedisCacheTier<Value>: RemoteCacheInvalidating, RemoteCacheLo
     /// instances' messages that reach the restored subscription before its `.all` are dropped,
     /// as the `.all` covers them. Call once per tier; ``close()`` stops it.
     ///
-    /// - Parameter handler: Called on an event loop thread; keep it short and non-blocking.
+    /// - Parameter handler: Called for other instances' messages on an event loop thread, and for
+    ///   `.subscriptionLost` and the return's `.all` on the subscriber's task. Keep it short and
+    ///   non-blocking.
     /// - Throws: ``RedisError`` when no server accepts the subscription.
     public func startReceivingInvalidations(_ handler: @escaping @Sendable (RemoteInvalidation) -> Void) async throws(RedisError) {
         try await engine.startReceivingInvalidations(handler)

@@ -47,18 +47,23 @@ extension RedisTierEngine {
         // subscription delivers them from its SUBSCRIBE on, before the emptying. The `.all`
         // covers them (it drops every local copy), and a peer's `.all` delivered first would
         // count as the return: the cache would repair its stale keys into a namespace about to
-        // be emptied, and then drop their local copies at the real return.
+        // be emptied, and then drop their local copies at the real return. Every delivery is made
+        // with this lock held, so that lifting it and delivering the `.all` are one step: a
+        // message on the event loop comes either before (dropped) or after the `.all`.
         let restoring = LockedValue(false)
         let newSubscriber = RedisSubscriber(
             candidates: candidates, channel: channel, logger: logger,
             onMessage: { message in
-                guard !restoring.withLock({ $0 }),
-                      let invalidation = Self.parseInvalidation(message, ownID: ownID) else { return }
-                handler(invalidation)
+                guard let invalidation = Self.parseInvalidation(message, ownID: ownID) else { return }
+                restoring.withLock { restoring in
+                    if !restoring { handler(invalidation) }
+                }
             },
             onLost: {
-                restoring.withLock { $0 = true }
-                handler(.subscriptionLost)
+                restoring.withLock { restoring in
+                    restoring = true
+                    handler(.subscriptionLost)
+                }
             },
             onResubscribe: { [self] in
                 // Redis answers again: the next call probes it now instead of after the rest of
@@ -66,10 +71,10 @@ extension RedisTierEngine {
                 breaker.allowProbeNow()
                 // A restarted server's reloaded values go before the cache reads Redis again.
                 await emptyIfRestarted()
-                // Lifted before the `.all`, so that no peer's message after it is lost; a peer's
-                // `.all` in between comes after the emptying, and is harmless.
-                restoring.withLock { $0 = false }
-                handler(.all)
+                restoring.withLock { restoring in
+                    restoring = false
+                    handler(.all)
+                }
             })
         try await newSubscriber.start()
         await recordRunIDs()

@@ -213,11 +213,13 @@ extension RedisSuites {
                 // The peer removes keys without pause (each one a PUBLISH), through the loss and the
                 // return, so that its messages reach the new subscription as soon as it is made.
                 let publishing = Task {
-                    for index in 0..<1_000_000 where !Task.isCancelled {
+                    var index = 0
+                    while !Task.isCancelled && index < 1_000_000 {
                         _ = try? await peer.removeValue(forKey: "p\(index)")
+                        index += 1
                     }
                 }
-                defer { publishing.cancel() }
+                defer { publishing.cancel() }  // also when a wait below throws
                 try await heard.wait(for: .key("p1"))
                 try server.cli(["CLIENT", "KILL", "TYPE", "pubsub"])
                 try await heard.wait(for: .all)
@@ -226,6 +228,7 @@ extension RedisSuites {
                 }
                 try await yield(until: heardAfterReturn)
                 publishing.cancel()
+                await publishing.value  // before the tiers close
 
                 let received = heard.received
                 let lost = try #require(received.firstIndex(of: .subscriptionLost))
