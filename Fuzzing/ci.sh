@@ -2,7 +2,7 @@
 # Fuzzing/ci.sh [SECONDS]: CI's short fuzzing budget. Builds the fuzz targets once, then runs
 # each for SECONDS (30 by default) from its committed seeds; fails on any crash, property
 # violation, leak, timeout or out-of-memory (run.sh keeps the input under Fuzzing/FailCases).
-# The committed corpus and every past crash are also replayed by `swift test`
+# The committed corpus and every past crash are also replayed by `swift test --enable-all-traits`
 # (FuzzCorpusReplayTests), so this step only looks for new failures.
 set -euo pipefail
 cd "$(dirname "$0")/.."

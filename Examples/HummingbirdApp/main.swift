@@ -1,6 +1,7 @@
 #if Hummingbird && Redis
 // The example app of the "Using Stash in a Hummingbird server" article (StashHummingbird's DocC catalog),
-// compiled by every build of this package (it is not run in CI: it needs a redis-server):
+// compiled by every build of this package with its Hummingbird and Redis traits, as CI's
+// `--enable-all-traits` build (it is not run in CI: it needs a redis-server):
 //
 //   swift run --traits Hummingbird,Redis stash-hummingbird-example     # then: curl -i http://127.0.0.1:8080/report
 //

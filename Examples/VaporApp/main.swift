@@ -1,7 +1,7 @@
 #if Vapor && Redis
 // The example app of StashVapor's "Using Stash in a Vapor server" article (StashVapor's DocC
-// catalog), compiled by every build of this package (it is not run in CI: it needs a
-// redis-server):
+// catalog), compiled by every build of this package with its Vapor and Redis traits, as CI's
+// `--enable-all-traits` build (it is not run in CI: it needs a redis-server):
 //
 //   swift run --traits Vapor,Redis stash-vapor-example     # then: curl -i http://127.0.0.1:8080/report
 //

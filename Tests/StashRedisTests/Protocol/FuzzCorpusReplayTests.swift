@@ -5,7 +5,8 @@ import Testing
 
 /// Replays every input of the Redis fuzz targets' committed corpus (`Fuzzing/Corpus/TARGET`) and
 /// every input that once broke one (`Fuzzing/FailCases/TARGET`) through the target's property
-/// check (`FuzzChecks/`), so a regression fails `swift test` without running a fuzzer.
+/// check (`FuzzChecks/`), so a regression fails `swift test --enable-all-traits` (this suite needs the `Redis` trait)
+/// without running a fuzzer.
 @Suite(.timeLimit(.minutes(5))) struct FuzzCorpusReplayTests {
     @Test func resp() throws { try replay("FuzzRESP", RESPCheck.check) }
     @Test func redisValueHeader() throws { try replay("FuzzRedisValueHeader", RedisValueHeaderCheck.check) }
